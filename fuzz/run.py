@@ -1,0 +1,83 @@
+"""Run the atheris harnesses of ``fuzz/`` with a time budget.
+
+    python fuzz/run.py --protocol s3p --seconds 600     # one long campaign
+    python fuzz/run.py --seconds 60                     # every harness, 60 s each
+    python fuzz/run.py --smoke                          # what the test command runs
+
+Each harness runs in its own process, starts from its seed corpus ``fuzz/corpus/<name>/`` and
+grows a working corpus under ``fuzz/work/<name>/`` (not committed). A crash fails the run and
+leaves its input under ``fuzz/crashes/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SMOKE_SECONDS = 4
+
+
+def harnesses() -> dict[str, Path]:
+    return {p.stem.removeprefix("fuzz_"): p for p in sorted(HERE.glob("fuzz_*.py"))}
+
+
+def run_one(name: str, path: Path, seconds: int, runs: int | None) -> tuple[int, str]:
+    seeds = HERE / "corpus" / name
+    work = HERE / "work" / name
+    crashes = HERE / "crashes"
+    for folder in (seeds, work, crashes):
+        folder.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        sys.executable,
+        str(path),
+        f"-max_total_time={seconds}",
+        f"-artifact_prefix={crashes}/{name}-",
+        "-print_final_stats=1",
+        str(work),
+        str(seeds),
+    ]
+    if runs is not None:
+        cmd.insert(2, f"-runs={runs}")
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=HERE.parent)
+    execs = "?"
+    for line in proc.stderr.splitlines():
+        if "stat::number_of_executed_units" in line:
+            execs = line.split(":")[-1].strip()
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr[-4000:])
+    return proc.returncode, execs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--protocol", action="append", help="harness name (repeatable)")
+    parser.add_argument("--seconds", type=int, default=60, help="time budget per harness")
+    parser.add_argument("--runs", type=int, default=None, help="stop each harness after N inputs")
+    parser.add_argument("--smoke", action="store_true", help=f"{SMOKE_SECONDS} s per harness")
+    args = parser.parse_args(argv)
+    found = harnesses()
+    names = args.protocol or list(found)
+    unknown = [n for n in names if n not in found]
+    if unknown:
+        parser.error(f"no harness for {unknown}; have {sorted(found)}")
+    seconds = SMOKE_SECONDS if args.smoke else args.seconds
+    failed = []
+    for name in names:
+        began = time.monotonic()
+        code, execs = run_one(name, found[name], seconds, args.runs)
+        took = time.monotonic() - began
+        status = "ok" if code == 0 else f"FAILED (exit {code})"
+        print(f"fuzz {name:<20} {execs:>10} execs in {took:5.1f} s  {status}", flush=True)
+        if code != 0:
+            failed.append(name)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,28 @@
+"""Protocol-independent building blocks: buffer, errors, roles, and the Connection protocol.
+
+Nothing here knows any protocol, and nothing here touches a socket, a clock or a thread.
+"""
+
+from s3p_codec._core.buffer import BufferOverflow, ReceiveBuffer
+from s3p_codec._core.connection import Connection, Observer
+from s3p_codec._core.errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+from s3p_codec._core.observe import Observed, ObservedError, ObservedGap, ObserverOutput
+from s3p_codec._core.types import NEED_DATA, Direction, NeedData, Role
+
+__all__ = [
+    "NEED_DATA",
+    "BufferOverflow",
+    "Connection",
+    "Direction",
+    "LocalProtocolError",
+    "NeedData",
+    "Observed",
+    "ObservedError",
+    "ObservedGap",
+    "Observer",
+    "ObserverOutput",
+    "ProtocolError",
+    "ReceiveBuffer",
+    "RemoteProtocolError",
+    "Role",
+]

@@ -1,0 +1,74 @@
+"""The shape every protocol's ``Connection`` has, so that drivers are written once.
+
+Drivers (``s3p_codec.io``, ``capture``, ``spark``) are typed against these Protocols and never
+against a concrete codec: a fix in a protocol never touches a driver.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Sequence
+from typing import Protocol, TypeVar, runtime_checkable
+
+from s3p_codec._core.types import Direction, NeedData, Role
+
+__all__ = ["Connection", "Observer"]
+
+SendT_contra = TypeVar("SendT_contra", contravariant=True)
+EventT_co = TypeVar("EventT_co", covariant=True)
+
+
+@runtime_checkable
+class Connection(Protocol[SendT_contra, EventT_co]):
+    """A sans-IO protocol state machine for one end of one connection.
+
+    ``send`` turns an event into the bytes to write (raising ``LocalProtocolError``, with
+    nothing emitted, if the protocol forbids it now). ``receive_data`` buffers bytes from the peer
+    (``b""`` means the peer closed). ``next_event`` parses one event or returns ``NEED_DATA``;
+    it raises ``RemoteProtocolError`` when the peer broke the protocol.
+    """
+
+    @property
+    def role(self) -> Role: ...
+
+    @property
+    def state(self) -> enum.Enum: ...
+
+    @property
+    def finished(self) -> bool:
+        """True once the connection can carry no more traffic: close the transport.
+
+        A server that has just caught a fatal ``RemoteProtocolError`` may still ``send`` the
+        error's ``reply`` once; after that (or after any other fatal error) this is True.
+        """
+        ...
+
+    def send(self, event: SendT_contra) -> bytes: ...
+
+    def receive_data(self, data: bytes) -> None: ...
+
+    def next_event(self) -> EventT_co | NeedData: ...
+
+    def events(self) -> Iterator[EventT_co]:
+        """Every event that the buffered bytes complete, until ``NEED_DATA``."""
+        ...
+
+
+ObservedT_co = TypeVar("ObservedT_co", covariant=True)
+
+
+@runtime_checkable
+class Observer(Protocol[ObservedT_co]):
+    """A passive decoder of both directions of one recorded conversation (captures).
+
+    ``observe`` is fed the bytes seen travelling one way and returns what they complete, tagged
+    with direction (see ``s3p_codec._core.observe``). ``gap`` says that ``size`` bytes were lost
+    in one direction (a missing TCP segment): the Observer resynchronises where the protocol
+    allows and says so. ``close`` says that no more bytes come in a direction.
+    """
+
+    def observe(self, direction: Direction, data: bytes) -> Sequence[ObservedT_co]: ...
+
+    def gap(self, direction: Direction, size: int) -> Sequence[ObservedT_co]: ...
+
+    def close(self, direction: Direction) -> Sequence[ObservedT_co]: ...

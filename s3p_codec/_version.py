@@ -1,0 +1,3 @@
+"""The single place the package version lives (read by hatchling and by ``__version__``)."""
+
+__version__ = "0.1.0.dev0"
