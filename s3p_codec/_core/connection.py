@@ -26,6 +26,12 @@ class Connection(Protocol[SendT_contra, EventT_co]):
     nothing emitted, if the protocol forbids it now). ``receive_data`` buffers bytes from the peer
     (``b""`` means the peer closed). ``next_event`` parses one event or returns ``NEED_DATA``;
     it raises ``RemoteProtocolError`` when the peer broke the protocol.
+
+    End of stream: after ``receive_data(b"")`` the events already complete still come out; then,
+    if a partial frame is left, ``next_event`` raises ``RemoteProtocolError`` (the peer closed
+    mid-frame); otherwise the state becomes final and ``next_event`` returns ``NEED_DATA`` for
+    ever. A driver that has fed EOF and gets ``NEED_DATA`` therefore knows the peer closed
+    cleanly.
     """
 
     @property
