@@ -1,0 +1,101 @@
+"""A tiny line-based codec that satisfies the ``Connection`` protocol, to test the adapters alone.
+
+Events are ``Line`` values, one per ``\\n``-terminated line. It mimics what real codecs do at the
+edges the adapters care about:
+
+- a received line starting with ``!`` is a fatal ``RemoteProtocolError`` carrying a reply
+  (``Line(b"ERR ...")``), in both roles, so tests can check that only a server answers;
+- a received line starting with ``?`` is a recoverable error whose reply is ``Line(b"WARN ...")``;
+- sending ``Line(b"BYE")`` finishes the connection (like an S3P server's error reply);
+- a partial line left at end of stream is a fatal ``RemoteProtocolError``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+
+import attrs
+
+from s3p_codec import NEED_DATA, LocalProtocolError, NeedData, RemoteProtocolError, Role
+
+
+@attrs.frozen
+class Line:
+    data: bytes
+
+
+class State(enum.Enum):
+    OPEN = "open"
+    ERROR = "error"
+    CLOSED = "closed"
+
+
+class LineConnection:
+    def __init__(self, role: Role) -> None:
+        self._role = role
+        self._state = State.OPEN
+        self._buffer = bytearray()
+        self._eof = False
+        self._reply_owed = False
+        self.sent: list[Line] = []
+
+    @property
+    def role(self) -> Role:
+        return self._role
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @property
+    def finished(self) -> bool:
+        return self._state is not State.OPEN and not self._reply_owed
+
+    def send(self, event: Line) -> bytes:
+        if self._state is State.CLOSED or (self._state is State.ERROR and not self._reply_owed):
+            raise LocalProtocolError("connection is over", code="closed")
+        if b"\n" in event.data:
+            raise LocalProtocolError("newline in a line", code="bad_line")
+        self.sent.append(event)
+        if self._reply_owed:
+            self._reply_owed = False
+        elif event.data == b"BYE":
+            self._state = State.CLOSED
+        return event.data + b"\n"
+
+    def receive_data(self, data: bytes) -> None:
+        if not data:
+            self._eof = True
+        self._buffer += data
+
+    def _fail(self, message: str, *, fatal: bool) -> RemoteProtocolError:
+        reply = Line(b"ERR " + message.encode()) if fatal else Line(b"WARN " + message.encode())
+        if fatal:
+            self._state = State.ERROR
+            self._reply_owed = self._role is Role.SERVER
+        return RemoteProtocolError(message, code="bad_line", fatal=fatal, reply=reply)
+
+    def next_event(self) -> Line | NeedData:
+        if self._state is State.ERROR:
+            raise RemoteProtocolError("connection is broken", code="broken")
+        index = self._buffer.find(b"\n")
+        if index < 0:
+            if self._eof and self._buffer:
+                self._buffer.clear()
+                raise self._fail("partial line at end of stream", fatal=True)
+            return NEED_DATA
+        data = bytes(self._buffer[:index])
+        del self._buffer[: index + 1]
+        if data.startswith(b"!"):
+            raise self._fail("bang", fatal=True)
+        if data.startswith(b"?"):
+            raise self._fail("question", fatal=False)
+        return Line(data)
+
+    def events(self) -> Iterator[Line]:
+        while True:
+            event = self.next_event()
+            if event is NEED_DATA:
+                return
+            yield event
