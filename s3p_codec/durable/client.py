@@ -1,0 +1,234 @@
+"""The client-role connection: typed requests out, typed responses (and SSE events) in.
+
+HTTP/1.1 allows one exchange at a time per connection here (no pipelining): ``send`` refuses a
+request while the previous response is still arriving. Each response is typed by the request it
+answers. An SSE response yields ``SSEStart``, then ``SSEData``/``SSEControl`` as events
+complete, then ``SSEEnd`` when the server ends the body. Other response bodies are buffered up
+to ``Limits.max_body_size`` (refused from ``Content-Length`` before the body arrives) and come
+out as one event.
+
+A response that frames correctly but breaks the protocol (a success without
+``Stream-Next-Offset``, say) raises a non-fatal ``RemoteProtocolError`` (code
+``"invalid_response"``) once it is complete; the connection stays usable.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+
+import h11
+
+from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
+from s3p_codec._core.types import NEED_DATA, NeedData, Role
+from s3p_codec.durable import headers as H
+from s3p_codec.durable import sse
+from s3p_codec.durable.events import (
+    LiveMode,
+    Read,
+    Request,
+    Response,
+    SSEControl,
+    SSEData,
+    SSEEnd,
+    SSEStart,
+)
+from s3p_codec.durable.limits import Limits
+from s3p_codec.durable.requests import build_request
+from s3p_codec.durable.responses import ResponseHeaders, parse_error, parse_response
+from s3p_codec.durable.state import ConnectionState
+
+__all__ = ["ClientConnection", "ClientEvent"]
+
+ClientEvent = Response | SSEData | SSEControl | SSEEnd
+
+
+def _fatal(message: str, code: str = "http") -> RemoteProtocolError:
+    return RemoteProtocolError(message, code=code, fatal=True)
+
+
+class ClientConnection:
+    """One client-side HTTP/1.1 connection speaking Durable Streams.
+
+    ``host`` is the ``Host`` header value (``"127.0.0.1:4437"``).
+    """
+
+    def __init__(self, limits: Limits | None = None, *, host: str = "localhost") -> None:
+        self.limits = limits or Limits()
+        self.host = host
+        self._h11 = h11.Connection(
+            h11.CLIENT, max_incomplete_event_size=self.limits.max_header_size
+        )
+        self._state = ConnectionState.IDLE
+        self._request: Request | None = None
+        self._head: h11.Response | None = None
+        self._body = bytearray()
+        self._sse: sse.SSEParser | None = None
+        self._sse_base64 = False
+        self._queue: deque[ClientEvent] = deque()
+        self._eof = False
+
+    @property
+    def role(self) -> Role:
+        return Role.CLIENT
+
+    @property
+    def state(self) -> ConnectionState:
+        return self._state
+
+    @property
+    def finished(self) -> bool:
+        return self._state in (ConnectionState.CLOSED, ConnectionState.ERROR) and not self._queue
+
+    @property
+    def request(self) -> Request | None:
+        """The request whose response is arriving (None when idle)."""
+        return self._request
+
+    # -- sending --------------------------------------------------------------------------
+
+    def send(self, event: Request) -> bytes:
+        """The bytes of one request; raises ``LocalProtocolError`` if it is invalid or early."""
+        if self._state is not ConnectionState.IDLE:
+            raise LocalProtocolError(
+                f"cannot send a request in state {self._state.name}", code="state", fatal=False
+            )
+        head, body = build_request(event, self.host, self.limits)
+        try:
+            out = self._h11.send(head) or b""
+            if body:
+                out += self._h11.send(h11.Data(data=body)) or b""
+            out += self._h11.send(h11.EndOfMessage()) or b""
+        except h11.LocalProtocolError as exc:
+            self._state = ConnectionState.ERROR
+            raise LocalProtocolError(str(exc), code="http") from None
+        self._request = event
+        self._state = ConnectionState.BUSY
+        return out
+
+    def _expect(self, request: Request | None, method: bytes, target: bytes) -> None:
+        # For Observers: put h11 in the state of having sent ``method target`` without
+        # producing bytes, so that the response to a request seen on the wire can be parsed.
+        self._h11.send(h11.Request(method=method, target=target, headers=[(b"host", b"-")]))
+        self._h11.send(h11.EndOfMessage())
+        self._request = request
+        self._state = ConnectionState.BUSY
+
+    # -- receiving ------------------------------------------------------------------------
+
+    def receive_data(self, data: bytes) -> None:
+        """Buffer bytes from the server; ``b""`` means it closed the connection."""
+        if self._eof:
+            if data:
+                raise LocalProtocolError("data received after end of stream", code="eof")
+            return
+        if not data:
+            self._eof = True
+        if self._h11.their_state is h11.ERROR:
+            return
+        try:
+            self._h11.receive_data(data)
+        except RuntimeError as exc:
+            raise LocalProtocolError(str(exc), code="eof") from None
+
+    def next_event(self) -> ClientEvent | NeedData:
+        """The next typed response or SSE event, or ``NEED_DATA``."""
+        if self._queue:
+            return self._queue.popleft()
+        if self._state is ConnectionState.ERROR:
+            raise LocalProtocolError("connection is in ERROR", code="error")
+        if self._state is ConnectionState.CLOSED:
+            return NEED_DATA
+        while not self._queue:
+            try:
+                event = self._h11.next_event()
+            except h11.RemoteProtocolError as exc:
+                self._state = ConnectionState.ERROR
+                raise _fatal(str(exc) or "malformed HTTP response") from None
+            if event is h11.NEED_DATA or event is h11.PAUSED:
+                return NEED_DATA
+            if isinstance(event, h11.InformationalResponse):
+                continue
+            if isinstance(event, h11.Response):
+                self._begin(event)
+            elif isinstance(event, h11.Data):
+                self._data(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                self._end()
+            elif isinstance(event, h11.ConnectionClosed):
+                self._state = ConnectionState.CLOSED
+                return NEED_DATA
+        return self._queue.popleft()
+
+    def events(self) -> Iterator[ClientEvent]:
+        """Every event the buffered bytes complete, until ``NEED_DATA``."""
+        while True:
+            event = self.next_event()
+            if event is NEED_DATA:
+                return
+            yield event
+
+    def _begin(self, head: h11.Response) -> None:
+        self._head = head
+        self._body = bytearray()
+        request = self._request
+        headers = ResponseHeaders(list(head.headers))
+        content_type = (headers.get(H.CONTENT_TYPE) or "").split(";")[0].strip().lower()
+        if (
+            isinstance(request, Read)
+            and request.live is LiveMode.SSE
+            and head.status_code == 200
+            and content_type == "text/event-stream"
+        ):
+            self._sse = sse.SSEParser(
+                max_line=self.limits.max_sse_line, max_event=self.limits.max_sse_event
+            )
+            encoding = headers.get(H.STREAM_SSE_DATA_ENCODING)
+            self._sse_base64 = encoding is not None and encoding.strip().lower() == "base64"
+            self._state = ConnectionState.STREAMING
+            self._queue.append(SSEStart(base64=self._sse_base64))
+            return
+        for name, value in head.headers:
+            if name == b"content-length" and int(value) > self.limits.max_body_size:
+                self._state = ConnectionState.ERROR
+                raise _fatal(f"response body larger than {self.limits.max_body_size} bytes")
+
+    def _data(self, data: bytes) -> None:
+        if self._sse is not None:
+            try:
+                found = self._sse.feed(data)
+                for raw in found:
+                    if raw.event == "data":
+                        self._queue.append(sse.decode_data(raw, base64_encoded=self._sse_base64))
+                    elif raw.event == "control":
+                        self._queue.append(sse.decode_control(raw))
+                    # Other event types are extensions: ignored.
+            except RemoteProtocolError:
+                self._state = ConnectionState.ERROR
+                raise
+            return
+        self._body += data
+        if len(self._body) > self.limits.max_body_size:
+            self._state = ConnectionState.ERROR
+            raise _fatal(f"response body larger than {self.limits.max_body_size} bytes")
+
+    def _end(self) -> None:
+        head, request = self._head, self._request
+        assert head is not None
+        streaming = self._sse is not None
+        self._sse = None
+        self._head = None
+        self._request = None
+        body = bytes(self._body)
+        self._body = bytearray()
+        if self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE:
+            self._h11.start_next_cycle()
+            self._state = ConnectionState.IDLE
+        else:
+            self._state = ConnectionState.CLOSED
+        if streaming:
+            self._queue.append(SSEEnd())
+        elif request is None:  # the answer to a request the server could not parse
+            self._queue.append(parse_error(head.status_code, list(head.headers), body))
+        else:
+            self._queue.append(parse_response(request, head.status_code, list(head.headers), body))

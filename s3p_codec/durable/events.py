@@ -1,0 +1,324 @@
+"""Typed events of the Durable Streams protocol: requests, responses and SSE events.
+
+A stream is a URL; the protocol is the HTTP methods, query parameters and headers applied to it.
+Requests (``Create``, ``Append``, ``Read``, ``Head``, ``Delete``, ``Options``) are what a client
+sends and a server-role connection parses; responses (``Created``, ``Appended``, ``Chunk``, ...)
+are what a server sends and a client-role connection parses. ``path`` is the request target's
+path (without the query), exactly as it appears on the wire.
+
+Events built by the parser skip re-validation; events built by users are validated when sent
+(``LocalProtocolError`` with the HTTP status the peer would have answered).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+__all__ = [
+    "Append",
+    "Appended",
+    "Chunk",
+    "Create",
+    "Created",
+    "Delete",
+    "Deleted",
+    "ErrorCode",
+    "ErrorResponse",
+    "Event",
+    "Head",
+    "LiveMode",
+    "LongPollTimeout",
+    "NotModified",
+    "Options",
+    "OptionsOk",
+    "Producer",
+    "Read",
+    "Request",
+    "Response",
+    "SSEControl",
+    "SSEData",
+    "SSEEnd",
+    "SSEStart",
+    "StreamInfo",
+]
+
+
+class ErrorCode(enum.IntEnum):
+    """The HTTP statuses the protocol gives a meaning to (the protocol's error codes)."""
+
+    BAD_REQUEST = 400
+    FORBIDDEN = 403  # stale producer epoch ("zombie fencing")
+    NOT_FOUND = 404
+    METHOD_NOT_ALLOWED = 405
+    CONFLICT = 409
+    GONE = 410  # soft-deleted stream, or offset before the retained data
+    PAYLOAD_TOO_LARGE = 413
+    TOO_MANY_REQUESTS = 429
+    INTERNAL_SERVER_ERROR = 500
+    NOT_IMPLEMENTED = 501
+
+
+class LiveMode(enum.Enum):
+    """The ``live`` query parameter: how a read waits for data at the tail."""
+
+    LONG_POLL = "long-poll"
+    SSE = "sse"
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests (client -> server)
+
+
+@attrs.frozen(slots=True)
+class Producer:
+    """The idempotent-producer header set: ``Producer-Id``, ``Producer-Epoch``, ``Producer-Seq``.
+
+    "All three producer headers MUST be provided together or none at all."
+    """
+
+    id: str
+    epoch: int
+    seq: int
+
+
+@attrs.frozen(slots=True)
+class Create:
+    """``PUT {stream-url}``: create a stream, or a fork of one when ``forked_from`` is set.
+
+    ``ttl_seconds`` and ``expires_at`` are exclusive; ``closed`` creates the stream closed,
+    with ``body`` as its complete content.
+    """
+
+    path: str
+    content_type: str | None = None
+    ttl_seconds: int | None = None
+    expires_at: str | None = None
+    closed: bool = False
+    body: bytes = b""
+    forked_from: str | None = None
+    fork_offset: str | None = None
+    fork_sub_offset: int | None = None
+
+
+@attrs.frozen(slots=True)
+class Append:
+    """``POST {stream-url}``: append ``body``; with ``close`` and an empty body, close only."""
+
+    path: str
+    body: bytes = b""
+    content_type: str | None = None
+    seq: str | None = None
+    producer: Producer | None = None
+    close: bool = False
+
+
+@attrs.frozen(slots=True)
+class Read:
+    """``GET {stream-url}?offset=..[&live=..][&cursor=..]``: catch-up, long-poll or SSE read.
+
+    ``offset`` None means the parameter is omitted (the stream start, like ``-1``).
+    """
+
+    path: str
+    offset: str | None = None
+    live: LiveMode | None = None
+    cursor: str | None = None
+    if_none_match: str | None = None
+
+
+@attrs.frozen(slots=True)
+class Head:
+    """``HEAD {stream-url}``: tail offset, TTL, expiry and closure status, without a body."""
+
+    path: str
+
+
+@attrs.frozen(slots=True)
+class Delete:
+    """``DELETE {stream-url}``."""
+
+    path: str
+
+
+@attrs.frozen(slots=True)
+class Options:
+    """``OPTIONS {stream-url}``: a browser's CORS preflight."""
+
+    path: str
+
+
+Request = Create | Append | Read | Head | Delete | Options
+
+# ---------------------------------------------------------------------------------------------
+# Responses (server -> client)
+
+
+@attrs.frozen(slots=True)
+class Created:
+    """``201 Created`` (new stream) or ``200 OK`` (``existed``: same configuration)."""
+
+    next_offset: str
+    content_type: str
+    location: str | None = None
+    closed: bool = False
+    existed: bool = False
+
+
+@attrs.frozen(slots=True)
+class Appended:
+    """A successful append or close.
+
+    ``204 No Content`` for a plain append, a close, or a producer duplicate (``duplicate``);
+    ``200 OK`` for an append accepted from an idempotent producer. ``next_offset`` is absent
+    only on some producer duplicates.
+    """
+
+    next_offset: str | None
+    closed: bool = False
+    producer_epoch: int | None = None
+    producer_seq: int | None = None
+    duplicate: bool = False
+
+    @property
+    def status(self) -> int:
+        """The HTTP status this outcome travels with."""
+        return 200 if self.producer_epoch is not None and not self.duplicate else 204
+
+
+@attrs.frozen(slots=True)
+class StreamInfo:
+    """``200 OK`` to ``HEAD``: the stream's metadata."""
+
+    next_offset: str
+    content_type: str | None = None
+    closed: bool = False
+    ttl_seconds: int | None = None
+    expires_at: str | None = None
+    etag: str | None = None
+
+
+@attrs.frozen(slots=True)
+class Deleted:
+    """``204 No Content`` to ``DELETE``."""
+
+
+CATCH_UP_CACHE_CONTROL = "public, max-age=60, stale-while-revalidate=300"
+
+
+@attrs.frozen(slots=True)
+class Chunk:
+    """``200 OK`` to a catch-up or long-poll read: bytes from the offset, and where to go next.
+
+    ``up_to_date`` says the response holds all data available when it was generated (not EOF);
+    ``closed`` is the EOF signal. ``cache_control`` defaults to the spec's catch-up policy;
+    ``offset=now`` reads use ``no-store``.
+    """
+
+    data: bytes
+    next_offset: str
+    content_type: str | None = None
+    up_to_date: bool = False
+    closed: bool = False
+    cursor: str | None = None
+    etag: str | None = None
+    cache_control: str | None = CATCH_UP_CACHE_CONTROL
+
+
+@attrs.frozen(slots=True)
+class NotModified:
+    """``304 Not Modified``: the ``If-None-Match`` ETag still matches."""
+
+    etag: str | None = None
+
+
+@attrs.frozen(slots=True)
+class LongPollTimeout:
+    """``204 No Content`` to a long-poll: no new data (with ``closed``: EOF, no waiting)."""
+
+    next_offset: str
+    cursor: str | None = None
+    closed: bool = False
+
+
+@attrs.frozen(slots=True)
+class SSEStart:
+    """``200 OK`` with ``Content-Type: text/event-stream``: an SSE read begins.
+
+    ``base64`` is the ``stream-sse-data-encoding: base64`` header, which servers MUST send for
+    streams whose content type is neither ``text/*`` nor ``application/json``.
+    """
+
+    base64: bool = False
+
+
+@attrs.frozen(slots=True)
+class SSEData:
+    """An ``event: data`` SSE event; ``data`` is the decoded payload (base64 already undone)."""
+
+    data: bytes
+
+
+@attrs.frozen(slots=True)
+class SSEControl:
+    """An ``event: control`` SSE event (JSON ``streamNextOffset``, ``streamCursor``, ...)."""
+
+    next_offset: str
+    cursor: str | None = None
+    up_to_date: bool = False
+    closed: bool = False
+
+
+@attrs.frozen(slots=True)
+class SSEEnd:
+    """The server ended the SSE response body (reconnect from the last offset unless closed)."""
+
+
+@attrs.frozen(slots=True)
+class OptionsOk:
+    """``204 No Content`` to a CORS preflight, with the ``Access-Control-*`` headers."""
+
+
+@attrs.frozen(slots=True)
+class ErrorResponse:
+    """Any non-success status, with the protocol's headers that explain it.
+
+    ``closed``/``next_offset``: 409 on an append to a closed stream. ``producer_epoch``: 403 on
+    a stale producer epoch. ``expected_seq``/``received_seq``: 409 on a producer sequence gap.
+    """
+
+    status: int
+    message: str = ""
+    closed: bool = False
+    next_offset: str | None = None
+    producer_epoch: int | None = None
+    expected_seq: int | None = None
+    received_seq: int | None = None
+
+    @property
+    def code(self) -> ErrorCode | None:
+        """The status as an ``ErrorCode`` when the protocol names it."""
+        try:
+            return ErrorCode(self.status)
+        except ValueError:
+            return None
+
+
+Response = (
+    Created
+    | Appended
+    | StreamInfo
+    | Deleted
+    | Chunk
+    | NotModified
+    | LongPollTimeout
+    | SSEStart
+    | OptionsOk
+    | ErrorResponse
+)
+"""Events that start (and, except ``SSEStart``, complete) one HTTP response."""
+
+SSEEvent = SSEData | SSEControl | SSEEnd
+
+Event = Request | Response | SSEData | SSEControl | SSEEnd

@@ -1,0 +1,251 @@
+"""The server-role connection: HTTP requests in, typed request events out; responses back.
+
+h11 frames HTTP/1.1 (keep-alive, chunked bodies, pipelining); this class types each complete
+request and validates it per the protocol. A broken rule in a well-framed request raises a
+non-fatal ``RemoteProtocolError`` whose ``reply`` is the ``ErrorResponse`` to send; the
+connection carries on with the next request. Broken HTTP framing is fatal: the reply is sent
+once (with ``Connection: close``), then ``finished`` is True.
+
+Bodies are bounded by ``Limits.max_body_size``: a ``Content-Length`` over it is refused with
+413 as soon as the head arrives, before the body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import h11
+
+from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
+from s3p_codec._core.types import NEED_DATA, NeedData, Role
+from s3p_codec.durable import sse
+from s3p_codec.durable.events import (
+    Append,
+    Create,
+    ErrorCode,
+    ErrorResponse,
+    Request,
+    Response,
+    SSEControl,
+    SSEData,
+    SSEEnd,
+    SSEStart,
+)
+from s3p_codec.durable.limits import Limits
+from s3p_codec.durable.offsets import is_sentinel, offset_error
+from s3p_codec.durable.requests import parse_request
+from s3p_codec.durable.responses import build_response
+from s3p_codec.durable.state import ConnectionState
+
+__all__ = ["ConnectionState", "ServerConnection"]
+
+
+def _fatal(message: str, status: int) -> RemoteProtocolError:
+    try:
+        code = ErrorCode(status)
+    except ValueError:
+        code = ErrorCode.BAD_REQUEST
+    return RemoteProtocolError(message, code=code, fatal=True, reply=ErrorResponse(code, message))
+
+
+class ServerConnection:
+    """One server-side HTTP/1.1 connection speaking Durable Streams."""
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+        self._h11 = h11.Connection(
+            h11.SERVER, max_incomplete_event_size=self.limits.max_header_size
+        )
+        self._state = ConnectionState.IDLE
+        self._head: h11.Request | None = None
+        self._body = bytearray()
+        self._request: Request | None = None  # answered by the next send
+        self._reply_owed = False  # a remote error's reply may still be sent
+        self._sse_base64 = False
+        self._closed_after_reply = False
+        self._eof = False
+
+    @property
+    def role(self) -> Role:
+        return Role.SERVER
+
+    @property
+    def state(self) -> ConnectionState:
+        return self._state
+
+    @property
+    def finished(self) -> bool:
+        """True once no more traffic can flow: close the transport."""
+        return self._state in (ConnectionState.CLOSED, ConnectionState.ERROR) and not (
+            self._reply_owed
+        )
+
+    @property
+    def request(self) -> Request | None:
+        """The request the next response answers (None when none is owed)."""
+        return self._request
+
+    # -- receiving ------------------------------------------------------------------------
+
+    def receive_data(self, data: bytes) -> None:
+        """Buffer bytes from the client; ``b""`` means it closed its side."""
+        if self._eof:
+            if data:
+                raise LocalProtocolError("data received after end of stream", code="eof")
+            return
+        if not data:
+            self._eof = True
+        if self._h11.their_state is h11.ERROR:
+            return
+        try:
+            self._h11.receive_data(data)
+        except RuntimeError as exc:  # h11 refuses data once the connection is closed
+            raise LocalProtocolError(str(exc), code="eof") from None
+
+    def next_event(self) -> Request | NeedData:
+        """The next complete request, or ``NEED_DATA``."""
+        if self._state is ConnectionState.ERROR:
+            if self._reply_owed:
+                return NEED_DATA
+            raise LocalProtocolError("connection is in ERROR", code="error")
+        if self._state is ConnectionState.CLOSED or self._request is not None:
+            return NEED_DATA  # one request at a time: answer it first
+        while True:
+            try:
+                event = self._h11.next_event()
+            except h11.RemoteProtocolError as exc:
+                self._state = ConnectionState.ERROR
+                self._reply_owed = self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE)
+                raise _fatal(str(exc) or "malformed HTTP request", exc.error_status_hint) from None
+            if event is h11.NEED_DATA or event is h11.PAUSED:
+                return NEED_DATA
+            if isinstance(event, h11.Request):
+                self._begin(event)
+            elif isinstance(event, h11.Data):
+                self._body += event.data
+                if len(self._body) > self.limits.max_body_size:
+                    self._fail_too_large()
+            elif isinstance(event, h11.EndOfMessage):
+                return self._complete()
+            elif isinstance(event, h11.ConnectionClosed):
+                self._state = ConnectionState.CLOSED
+                return NEED_DATA
+
+    def events(self) -> Iterator[Request]:
+        """Every request the buffered bytes complete, until ``NEED_DATA``."""
+        while True:
+            event = self.next_event()
+            if event is NEED_DATA:
+                return
+            yield event
+
+    def _begin(self, head: h11.Request) -> None:
+        self._head = head
+        self._body = bytearray()
+        self._state = ConnectionState.BUSY
+        for name, value in head.headers:
+            if name == b"content-length" and int(value) > self.limits.max_body_size:
+                self._fail_too_large()
+
+    def _fail_too_large(self) -> None:
+        # "413 Payload Too Large: Request body exceeds server limits" - refused from the
+        # Content-Length alone, before the body arrives; the unread body forces a close.
+        self._state = ConnectionState.ERROR
+        self._reply_owed = True
+        raise _fatal(
+            f"request body larger than {self.limits.max_body_size} bytes",
+            ErrorCode.PAYLOAD_TOO_LARGE,
+        )
+
+    def _complete(self) -> Request:
+        head = self._head
+        assert head is not None
+        body = bytes(self._body)
+        self._body = bytearray()
+        self._reply_owed = True
+        try:
+            request = parse_request(head.method, head.target, list(head.headers), body, self.limits)
+        except RemoteProtocolError:
+            self._request = None
+            raise
+        self._reply_owed = False
+        self._request = request
+        return request
+
+    # -- sending --------------------------------------------------------------------------
+
+    def send(self, event: Response | SSEData | SSEControl | SSEEnd) -> bytes:
+        """The bytes of a response (or of one SSE event of a streaming response)."""
+        if isinstance(event, (SSEData, SSEControl, SSEEnd)):
+            return self._send_sse(event)
+        if self._state is ConnectionState.STREAMING:
+            raise LocalProtocolError("an SSE response is open: send SSE events", code="state")
+        answering = self._request
+        if answering is None and not self._reply_owed:
+            raise LocalProtocolError("no request is waiting for a response", code="state")
+        if answering is None and not isinstance(event, ErrorResponse):
+            raise LocalProtocolError(
+                "only an ErrorResponse answers a rejected request", code="state"
+            )
+        fatal = self._state is ConnectionState.ERROR
+        head, body = build_response(answering, event, close=fatal)
+        try:
+            out = self._h11.send(head) or b""
+            if isinstance(event, SSEStart):
+                self._sse_base64 = event.base64
+                self._state = ConnectionState.STREAMING
+                return out
+            if body:
+                out += self._h11.send(h11.Data(data=body)) or b""
+            out += self._h11.send(h11.EndOfMessage()) or b""
+        except h11.LocalProtocolError as exc:
+            self._state = ConnectionState.ERROR
+            self._reply_owed = False
+            raise LocalProtocolError(str(exc), code="http") from None
+        self._finish_cycle()
+        return out
+
+    def _send_sse(self, event: SSEData | SSEControl | SSEEnd) -> bytes:
+        if self._state is not ConnectionState.STREAMING:
+            raise LocalProtocolError("no SSE response is open", code="state")
+        if isinstance(event, SSEData):
+            payload = sse.encode_data(event.data, base64_encoded=self._sse_base64)
+        elif isinstance(event, SSEControl):
+            self._check_control(event)
+            payload = sse.encode_control(event)
+        else:
+            out = self._h11.send(h11.EndOfMessage()) or b""
+            self._finish_cycle()
+            return out
+        return self._h11.send(h11.Data(data=payload)) or b""
+
+    @staticmethod
+    def _check_control(event: SSEControl) -> None:
+        why = offset_error(event.next_offset)
+        if why is not None or is_sentinel(event.next_offset):
+            raise LocalProtocolError(
+                f"invalid streamNextOffset: {why or 'sentinel'}", code="state", fatal=False
+            )
+        if event.cursor is None and not event.closed:
+            # "MUST include streamCursor when the stream is open"
+            raise LocalProtocolError(
+                "an open stream's control event MUST carry a cursor", code="state", fatal=False
+            )
+
+    def _finish_cycle(self) -> None:
+        self._request = None
+        self._head = None
+        if self._reply_owed and self._state is ConnectionState.ERROR:
+            self._reply_owed = False
+            return
+        self._reply_owed = False
+        if self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE:
+            self._h11.start_next_cycle()
+            self._state = ConnectionState.IDLE
+        else:
+            self._state = ConnectionState.CLOSED
+
+
+def is_body_request(request: Request) -> bool:
+    """True for requests that carry a body (PUT, POST)."""
+    return isinstance(request, (Create, Append))
