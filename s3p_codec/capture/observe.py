@@ -1,0 +1,672 @@
+"""Reassembled TCP conversations to rows: protocol choice, the protocol's Observer, packet mapping.
+
+The pipeline is three pure steps, so one process (``decode_files``) and a cluster (Spark) run the
+same code:
+
+1. ``pcap.read_segments(path, file_index)``: the TCP segments of one capture file;
+2. ``tcp.flow_key(segment)``: the key to group segments of one connection by, across files;
+3. ``decode_flow(segments)``: one key's segments (any order: they are sorted by
+   ``Segment.order``) reassembled, decoded and turned into rows.
+
+``FlowTable`` does steps 2 and 3 incrementally for a whole capture in one pass, holding only the
+connections still open (a connection's state is dropped as soon as both sides closed).
+
+Observers report byte offsets in each direction's stream; the decoder remembers which packet
+carried which offsets (only back to the last event reported) to give every row its packet
+numbers and capture time, and pairs replies with requests through the Observer's ``pair_id``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+from tqdm import tqdm
+
+import s3p_codec
+from s3p_codec._core import Direction, Observed, ObservedError, ObservedGap, Observer
+from s3p_codec.capture.detect import DEFAULT_PORTS, SNIFF_LIMIT, sniff
+from s3p_codec.capture.pcap import (
+    CaptureFileError,
+    Segment,
+    capture_order,
+    decode_packet,
+    maybe_gunzip,
+    read_packets,
+)
+from s3p_codec.capture.table import Row
+from s3p_codec.capture.tcp import (
+    DEFAULT_MAX_PENDING,
+    Conversation,
+    Endpoint,
+    FlowKey,
+    StreamData,
+    StreamEnd,
+    StreamGap,
+    StreamItem,
+    flow_key,
+)
+
+__all__ = [
+    "FlowDecoder",
+    "FlowTable",
+    "ObserverFactory",
+    "decode_files",
+    "decode_flow",
+    "decode_segments",
+    "describe_event",
+]
+
+ObserverFactory = Callable[[], Observer[Any]]
+
+
+def default_observer(protocol: str) -> Observer[Any]:
+    """A fresh ``Observer`` of a protocol package, through its public API only."""
+    module = getattr(s3p_codec, protocol)
+    observer: Observer[Any] = module.Observer()
+    return observer
+
+
+def _endpoint_text(endpoint: Endpoint) -> str:
+    host, port = endpoint
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+class _PacketMap:
+    """Which packet carried which offsets of one direction, from the last event reported on."""
+
+    __slots__ = ("_entries", "_head")
+
+    def __init__(self) -> None:
+        self._entries: list[tuple[int, Segment]] = []  # (end offset, segment), ascending
+        self._head = 0
+
+    def add(self, end: int, segment: Segment) -> None:
+        self._entries.append((end, segment))
+
+    def _find(self, offset: int, start: int) -> int:
+        entries = self._entries
+        last = len(entries) - 1
+        i = start
+        while i < last and entries[i][0] <= offset:
+            i += 1
+        return i
+
+    def span(self, start: int, end: int) -> tuple[Segment, Segment] | None:
+        """First and last packet of the bytes [start, end); forget packets before ``start``."""
+        if not self._entries:
+            return None
+        head = self._find(start, self._head)
+        tail = self._find(max(start, end - 1), head)
+        self._head = head
+        if head > 4096 and head * 2 > len(self._entries):
+            del self._entries[:head]
+            self._head = 0
+            return self._entries[0][1], self._entries[tail - head][1]
+        return self._entries[head][1], self._entries[tail][1]
+
+
+class FlowDecoder:
+    """One TCP conversation, from segments to rows."""
+
+    def __init__(
+        self,
+        conversation: Conversation,
+        decode_as: Mapping[int, str],
+        observers: Callable[[str], Observer[Any]] = default_observer,
+    ) -> None:
+        self.conversation = conversation
+        self._decode_as = decode_as
+        self._observers = observers
+        self._held: list[StreamItem] = []
+        self._prefix: dict[Endpoint, bytearray] = {e: bytearray() for e in conversation.halves}
+        self._done: dict[Endpoint, bool] = dict.fromkeys(conversation.halves, False)
+        self.decided = False
+        self.protocol: str | None = None
+        self.client: Endpoint | None = None
+        self._observer: Observer[Any] | None = None
+        self._maps = {d: _PacketMap() for d in Direction}
+        self._requests: dict[int, float] = {}
+        self._abandoned: set[Direction] = set()
+        self._undecoded: dict[Direction, list[Any]] = {}
+
+    # -- input -------------------------------------------------------------------------------
+
+    def add(self, segment: Segment) -> list[Row]:
+        """Take one segment of this conversation; return the rows it completes."""
+        return self._items(self.conversation.add(segment))
+
+    def finish(self) -> list[Row]:
+        """The capture has no more segments for this conversation: flush everything."""
+        rows = self._items(self.conversation.finish())
+        if not self.decided:
+            for endpoint in self._done:
+                self._done[endpoint] = True
+            rows += self._decide(final=True)
+        rows += self._undecoded_rows()
+        return rows
+
+    def _items(self, items: list[StreamItem]) -> list[Row]:
+        if not items:
+            return []
+        if self.decided:
+            return self._feed(items)
+        self._held.extend(items)
+        for item in items:
+            prefix = self._prefix[item.sender]
+            if isinstance(item, StreamData) and not self._done[item.sender]:
+                prefix += item.data[: max(0, SNIFF_LIMIT - len(prefix))]
+            else:
+                self._done[item.sender] = True
+        return self._decide(final=False)
+
+    # -- protocol choice ---------------------------------------------------------------------
+
+    def _decide(self, final: bool) -> list[Row]:
+        conv = self.conversation
+        a, b = conv.halves
+        protocol: str | None = None
+        client = conv.client
+        for endpoint in (a, b):
+            mapped = self._decode_as.get(endpoint[1])
+            if mapped is not None:
+                protocol = mapped
+                client = client or (b if endpoint == a else a)
+                break
+        if protocol is None:
+            # Without a handshake, guess that the side on the higher (ephemeral) port is the
+            # client; sniffing tries that orientation first and the other next.
+            first = client or (a if a[1] > b[1] else b)
+            second = b if first == a else a
+            verdict = sniff(
+                bytes(self._prefix[first]),
+                bytes(self._prefix[second]),
+                first_done=self._done[first] or final,
+                second_done=self._done[second] or final,
+                first_is_client=True if client is not None else None,
+            )
+            if verdict is None:
+                return []
+            if verdict.protocol is not None:
+                protocol = verdict.protocol
+                client = first if verdict.first_is_client else second
+            else:
+                for endpoint in (a, b):
+                    fallback = DEFAULT_PORTS.get(endpoint[1])
+                    if fallback is not None:
+                        protocol = fallback
+                        client = client or (b if endpoint == a else a)
+                        break
+                client = client or first
+        self.decided = True
+        self.protocol = protocol
+        self.client = client
+        if protocol is not None:
+            try:
+                self._observer = self._observers(protocol)
+            except Exception as exc:  # a protocol package that fails to import: say so, go on
+                self.protocol = None
+                crash = self._crash_row(Direction.CLIENT_TO_SERVER, exc)
+                return [crash, *self._feed(self._take_held())]
+        return self._feed(self._take_held())
+
+    def _take_held(self) -> list[StreamItem]:
+        held, self._held = self._held, []
+        self._prefix = {}
+        return held
+
+    # -- feeding the Observer ----------------------------------------------------------------
+
+    def _direction(self, sender: Endpoint) -> Direction:
+        if sender == self.client:
+            return Direction.CLIENT_TO_SERVER
+        return Direction.SERVER_TO_CLIENT
+
+    def _feed(self, items: Iterable[StreamItem]) -> list[Row]:
+        rows: list[Row] = []
+        observer = self._observer
+        for item in items:
+            direction = self._direction(item.sender)
+            if isinstance(item, StreamData):
+                self._maps[direction].add(item.offset + len(item.data), item.segment)
+            elif isinstance(item, StreamGap):
+                self._maps[direction].add(item.offset + item.size, item.segment)
+            if observer is None:
+                self._count_undecoded(direction, item)
+                continue
+            if direction in self._abandoned:
+                continue
+            try:
+                if isinstance(item, StreamData):
+                    outputs = observer.observe(direction, item.data)
+                elif isinstance(item, StreamGap):
+                    outputs = observer.gap(direction, item.size)
+                else:
+                    outputs = observer.close(direction)
+            except Exception as exc:  # an Observer must not raise; keep the capture going
+                self._abandoned.add(direction)
+                rows.append(self._crash_row(direction, exc))
+                continue
+            rows.extend(self._rows(outputs))
+        return rows
+
+    def _count_undecoded(self, direction: Direction, item: StreamItem) -> None:
+        if isinstance(item, StreamEnd):
+            return
+        entry = self._undecoded.get(direction)
+        size = len(item.data) if isinstance(item, StreamData) else item.size
+        if entry is None:
+            self._undecoded[direction] = [item.segment, item.segment, size]
+        else:
+            entry[1] = item.segment
+            entry[2] += size
+
+    def _undecoded_rows(self) -> list[Row]:
+        rows = []
+        for direction, (first, last, size) in self._undecoded.items():
+            rows.append(
+                self._row(
+                    direction,
+                    (first, last),
+                    "undecoded",
+                    "Undecoded",
+                    pair_id=None,
+                    event=None,
+                    wire_bytes=size,
+                    detail=f"{size} bytes of an unrecognised protocol",
+                )
+            )
+        self._undecoded = {}
+        return rows
+
+    # -- rows --------------------------------------------------------------------------------
+
+    def _rows(self, outputs: Sequence[object]) -> list[Row]:
+        rows = []
+        for out in outputs:
+            if isinstance(out, Observed):
+                rows.append(self._event_row(out))
+            elif isinstance(out, ObservedError):
+                span = self._maps[out.direction].span(out.start, out.start + 1)
+                if span is None:
+                    continue
+                what = "resynchronized" if out.resynchronized else "direction abandoned"
+                rows.append(
+                    self._row(
+                        out.direction,
+                        (span[0], span[1]),
+                        "error",
+                        type(out.error).__name__,
+                        pair_id=None,
+                        event=out.error,
+                        error_code=str(_plain(out.error.code)),
+                        wire_bytes=out.skipped,
+                        detail=f"{out.error.message} ({what}, {out.skipped} bytes skipped)",
+                    )
+                )
+            elif isinstance(out, ObservedGap):
+                span = self._maps[out.direction].span(out.start, out.start + max(out.size, 1))
+                if span is None:
+                    continue
+                what = "resynchronized" if out.resynchronized else "not resynchronized yet"
+                rows.append(
+                    self._row(
+                        out.direction,
+                        (span[0], span[1]),
+                        "gap",
+                        "Gap",
+                        pair_id=None,
+                        event=out,
+                        wire_bytes=out.size,
+                        detail=f"{out.size} bytes missing ({what})",
+                    )
+                )
+        return rows
+
+    def _event_row(self, out: Observed[Any]) -> Row:
+        span = self._maps[out.direction].span(out.start, out.end)
+        assert span is not None  # an event covers bytes we fed, so packets were recorded
+        first, last = span
+        latency = None
+        if out.pair_id is not None:
+            if out.direction is Direction.CLIENT_TO_SERVER:
+                self._requests.setdefault(out.pair_id, last.ts)
+            elif out.pair_id in self._requests:
+                latency = (first.ts - self._requests[out.pair_id]) * 1000.0
+        fields = describe_event(out.event)
+        return self._row(
+            out.direction,
+            (first, last),
+            "event",
+            type(out.event).__name__,
+            pair_id=out.pair_id,
+            event=out.event,
+            latency_ms=latency,
+            wire_bytes=out.end - out.start,
+            detail=_short(repr(out.event)),
+            **fields,
+        )
+
+    def _crash_row(self, direction: Direction, exc: Exception) -> Row:
+        seg = self.conversation.first
+        return self._row(
+            direction,
+            (seg, seg),
+            "error",
+            type(exc).__name__,
+            pair_id=None,
+            event=exc,
+            error_code="decoder_failure",
+            wire_bytes=0,
+            detail=_short(f"decoder failed, direction abandoned: {exc!r}"),
+        )
+
+    def _row(
+        self,
+        direction: Direction,
+        span: tuple[Segment, Segment],
+        kind: str,
+        event_type: str,
+        *,
+        pair_id: int | None,
+        event: object,
+        wire_bytes: int,
+        detail: str,
+        latency_ms: float | None = None,
+        stream: str | None = None,
+        offset: str | None = None,
+        count: int | None = None,
+        payload_bytes: int | None = None,
+        error_code: str | None = None,
+    ) -> Row:
+        first, last = span
+        conv = self.conversation
+        client = self.client or (conv.key[0], conv.key[1])
+        server = next(e for e in conv.halves if e != client)
+        return Row(
+            file=first.file,
+            first_packet=first.number,
+            last_packet=last.number,
+            ts=first.ts,
+            conversation=f"{conv.first.file}#{conv.first.number}",
+            client=_endpoint_text(client),
+            server=_endpoint_text(server),
+            direction=direction.value,
+            protocol=self.protocol or "unknown",
+            kind=kind,
+            event_type=event_type,
+            pair_id=pair_id,
+            latency_ms=latency_ms,
+            stream=stream,
+            offset=offset,
+            count=count,
+            payload_bytes=payload_bytes,
+            wire_bytes=wire_bytes,
+            error_code=error_code,
+            detail=detail,
+            event=event,
+        )
+
+
+# -- key fields, found by name on any protocol's attrs event ---------------------------------
+
+_STREAM_FIELDS = ("stream", "topic", "segment", "stream_name", "name", "path", "target")
+_OFFSET_FIELDS = (
+    "offset",
+    "timestamp",
+    "min_timestamp",
+    "until",
+    "seq_num",
+    "start_seq_num",
+    "event_number",
+    "last_event_number",
+    "next_offset",
+    "stream_next_offset",
+    "start",
+    "tail",
+)
+_COUNT_FIELDS = ("records", "events", "messages", "batch")
+_PAYLOAD_FIELDS = ("body", "data", "payload", "value", "record", "content")
+_CODE_FIELDS = ("code", "error_code", "status")
+
+
+def _plain(value: object) -> object:
+    return value.value if isinstance(value, enum.Enum) else value
+
+
+def _text(value: object) -> str | None:
+    value = _plain(value)
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    if isinstance(value, str | int | float):
+        return str(value)
+    formatter = getattr(value, "format", None)
+    if callable(formatter):
+        try:
+            result = formatter()
+        except TypeError:
+            result = None
+        if isinstance(result, str):
+            return result
+        if isinstance(result, bytes):
+            return result.decode("ascii", "backslashreplace")
+    return _short(repr(value), 80)
+
+
+def _payload_size(value: object, depth: int = 0) -> int:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return len(value)
+    if depth > 4:
+        return 0
+    if isinstance(value, tuple | list):
+        return sum(_payload_size(v, depth + 1) for v in value)
+    names = _field_names(value)
+    return sum(_payload_size(getattr(value, n), depth + 1) for n in names if n in _PAYLOAD_FIELDS)
+
+
+def _field_names(value: object) -> tuple[str, ...]:
+    """Field names of an attrs instance (empty for anything else)."""
+    cls = type(value)
+    if not attrs.has(cls):
+        return ()
+    return tuple(f.name for f in attrs.fields(cls))
+
+
+def describe_event(event: object) -> dict[str, Any]:
+    """The key fields of an event, found by field name: stream, offset, count, payload bytes,
+    error code. Works for every protocol's attrs events without knowing their classes."""
+    found: dict[str, Any] = {}
+    names = set(_field_names(event))
+    if not names:
+        return found
+    for name in _STREAM_FIELDS:
+        if name in names and getattr(event, name) is not None:
+            found["stream"] = _text(getattr(event, name))
+            break
+    for name in _OFFSET_FIELDS:
+        if name in names and getattr(event, name) is not None:
+            found["offset"] = _text(getattr(event, name))
+            break
+    for name in _COUNT_FIELDS:
+        if name in names and isinstance(getattr(event, name), tuple | list):
+            found["count"] = len(getattr(event, name))
+            found["payload_bytes"] = _payload_size(getattr(event, name))
+            break
+    else:
+        count = getattr(event, "count", None)
+        if isinstance(count, int) and not isinstance(count, bool):
+            found["count"] = count
+        payload = sum(_payload_size(getattr(event, n)) for n in _PAYLOAD_FIELDS if n in names)
+        if payload:
+            found["payload_bytes"] = payload
+    for name in _CODE_FIELDS:
+        if name in names and getattr(event, name) is not None:
+            found["error_code"] = _text(getattr(event, name))
+            break
+    return found
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- many conversations ----------------------------------------------------------------------
+
+
+class FlowTable:
+    """Every open conversation of a capture, fed segments in capture order.
+
+    A conversation is flushed and forgotten once both of its sides closed, so memory follows the
+    connections open at a time, not the capture's size.
+    """
+
+    def __init__(
+        self,
+        decode_as: Mapping[int, str] | None = None,
+        observers: Callable[[str], Observer[Any]] = default_observer,
+        max_pending: int = DEFAULT_MAX_PENDING,
+    ) -> None:
+        self.decode_as: Mapping[int, str] = dict(decode_as or {})
+        self.observers = observers
+        self.max_pending = max_pending
+        self.flows: dict[FlowKey, FlowDecoder] = {}
+
+    def add(self, segment: Segment) -> list[Row]:
+        """Take one segment; return the rows it completes."""
+        key = flow_key(segment)
+        decoder = self.flows.get(key)
+        rows: list[Row] = []
+        if decoder is not None and decoder.conversation.is_new_connection(segment):
+            rows += decoder.finish()
+            decoder = None
+        if decoder is None:
+            conv = Conversation(key, segment, self.max_pending)
+            decoder = FlowDecoder(conv, self.decode_as, self.observers)
+            self.flows[key] = decoder
+        rows += decoder.add(segment)
+        if decoder.conversation.finished:
+            rows += decoder.finish()
+            del self.flows[key]
+        return rows
+
+    def finish(self) -> list[Row]:
+        """End of capture: flush every conversation still open."""
+        rows: list[Row] = []
+        for decoder in self.flows.values():
+            rows += decoder.finish()
+        self.flows = {}
+        return rows
+
+
+def decode_segments(
+    segments: Iterable[Segment],
+    decode_as: Mapping[int, str] | None = None,
+    observers: Callable[[str], Observer[Any]] = default_observer,
+) -> Iterator[Row]:
+    """Rows of a whole capture's segments, given in capture order (one pass, bounded memory)."""
+    table = FlowTable(decode_as, observers)
+    for segment in segments:
+        yield from table.add(segment)
+    yield from table.finish()
+
+
+def decode_flow(
+    segments: Iterable[Segment],
+    decode_as: Mapping[int, str] | None = None,
+    observers: Callable[[str], Observer[Any]] = default_observer,
+) -> list[Row]:
+    """Rows of the segments of one flow key, in any order (step three of the pipeline).
+
+    The segments are sorted by ``Segment.order``, so a Spark task that received them shuffled
+    from many files decodes exactly as ``decode_segments`` does in one process.
+    """
+    return list(decode_segments(sorted(segments, key=_order), decode_as, observers))
+
+
+def _order(segment: Segment) -> tuple[int, int]:
+    return segment.order
+
+
+def decode_files(
+    paths: Iterable[str],
+    decode_as: Mapping[int, str] | None = None,
+    *,
+    progress: bool | None = False,
+    observers: Callable[[str], Observer[Any]] = default_observer,
+) -> Iterator[Row]:
+    """Rows of one capture, possibly rotated into several files, in one pass.
+
+    Files are read in ``capture_order`` (``cap2`` before ``cap10``) and flows carry on from one
+    file to the next. A file that is not a capture, or that breaks off, gives a
+    ``capture_error`` row and decoding goes on with the next file. ``progress`` shows a tqdm bar
+    on stderr (None: only when stderr is a terminal and the run takes more than half a second).
+    """
+    ordered = capture_order(paths)
+    sizes = {p: _size(p) for p in ordered}
+    table = FlowTable(decode_as, observers)
+    disable = None if progress is None else not progress
+    with tqdm(
+        total=sum(sizes.values()),
+        unit="B",
+        unit_scale=True,
+        delay=0.5,
+        disable=disable,
+        desc="decoding",
+        leave=False,
+    ) as bar:
+        for index, path in enumerate(ordered):
+            done = 0
+            try:
+                with open(path, "rb") as raw:
+                    stream = maybe_gunzip(raw)
+                    for packet in read_packets(path, stream):
+                        segment = decode_packet(packet, path, index)
+                        if segment is not None:
+                            yield from table.add(segment)
+                        if packet.number % 4096 == 0:
+                            position = raw.tell()
+                            bar.update(position - done)
+                            done = position
+            except (CaptureFileError, OSError) as exc:
+                yield _capture_error_row(path, exc)
+            bar.update(sizes[path] - done)
+        yield from table.finish()
+
+
+def _size(path: str) -> int:
+    try:
+        with open(path, "rb") as f:
+            return f.seek(0, 2)
+    except OSError:
+        return 0
+
+
+def _capture_error_row(path: str, exc: Exception) -> Row:
+    message = exc.message if isinstance(exc, CaptureFileError) else str(exc)
+    return Row(
+        file=path,
+        first_packet=0,
+        last_packet=0,
+        ts=0.0,
+        conversation=f"{path}#0",
+        client="",
+        server="",
+        direction="",
+        protocol="unknown",
+        kind="capture_error",
+        event_type=type(exc).__name__,
+        pair_id=None,
+        latency_ms=None,
+        stream=None,
+        offset=None,
+        count=None,
+        payload_bytes=None,
+        wire_bytes=0,
+        error_code="capture_file",
+        detail=_short(message),
+        event=exc,
+    )

@@ -1,0 +1,295 @@
+"""Capture files to TCP segments: pcap and pcapng (optionally gzip-compressed), via dpkt.
+
+Link layers: Ethernet (VLAN tags included, as dpkt decodes them), Linux cooked captures SLL and
+SLL2 (``tcpdump -i any``), BSD loopback NULL and LOOP (and raw IP). Network layers: IPv4 and
+IPv6. Everything else (ARP, UDP, ICMP, IP fragments after the first) is skipped.
+
+This module is the first of the three pure steps of the capture pipeline (segments per file,
+grouping by flow, decoding per flow); ``read_segments`` depends only on its arguments, so a Spark
+task can call it on one file of a rotated capture set while other tasks read the others.
+
+Known limit: dpkt's pcapng reader uses the link type of the first interface of a file; pcapng
+files that mix link types across interfaces are read as if all had the first one.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import ipaddress
+import re
+import struct
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+import attrs
+import dpkt
+
+__all__ = [
+    "CaptureFileError",
+    "Packet",
+    "Segment",
+    "TCP_ACK",
+    "TCP_FIN",
+    "TCP_PSH",
+    "TCP_RST",
+    "TCP_SYN",
+    "capture_order",
+    "decode_packet",
+    "maybe_gunzip",
+    "open_capture",
+    "read_packets",
+    "read_segments",
+    "segments_from_bytes",
+]
+
+TCP_FIN = dpkt.tcp.TH_FIN
+TCP_SYN = dpkt.tcp.TH_SYN
+TCP_RST = dpkt.tcp.TH_RST
+TCP_PSH = dpkt.tcp.TH_PUSH
+TCP_ACK = dpkt.tcp.TH_ACK
+
+_GZIP_MAGIC = b"\x1f\x8b"
+# Link types (https://www.tcpdump.org/linktypes.html) and how far the network header is.
+LINKTYPE_NULL = 0
+LINKTYPE_ETHERNET = 1
+LINKTYPE_RAW = 101
+LINKTYPE_RAW_OPENBSD = 12
+LINKTYPE_RAW_BSD = 14
+LINKTYPE_LOOP = 108
+LINKTYPE_LINUX_SLL = 113
+LINKTYPE_LINUX_SLL2 = 276
+LINKTYPE_IPV4 = 228
+LINKTYPE_IPV6 = 229
+_RAW_IP = {LINKTYPE_RAW, LINKTYPE_RAW_OPENBSD, LINKTYPE_RAW_BSD, LINKTYPE_IPV4, LINKTYPE_IPV6}
+
+
+class CaptureFileError(Exception):
+    """A capture file is unreadable (bad header) or ends in the middle of a record.
+
+    Segments read before a truncation are still valid: the reader yields them first and raises
+    at the point where the file breaks off, so callers can keep what came before.
+    """
+
+    def __init__(self, file: str, message: str) -> None:
+        super().__init__(f"{file}: {message}")
+        self.file = file
+        self.message = message
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (CaptureFileError, (self.file, self.message))
+
+
+@attrs.frozen(slots=True)
+class Packet:
+    """One record of a capture file: 1-based ``number`` as Wireshark counts, raw link bytes."""
+
+    number: int
+    ts: float
+    linktype: int
+    data: bytes
+
+
+@attrs.frozen(slots=True)
+class Segment:
+    """One TCP segment, with just what reassembly and the rows need (picklable).
+
+    ``file_index`` orders files of a rotated capture set; (file_index, number) orders segments.
+    ``length`` is the payload length the IP header declares; ``payload`` may be shorter when the
+    capture's snap length cut the packet (the reassembler reports the rest as missing).
+    """
+
+    file: str
+    file_index: int
+    number: int
+    ts: float
+    src: str
+    sport: int
+    dst: str
+    dport: int
+    seq: int
+    ack: int
+    flags: int
+    payload: bytes
+    length: int
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """Sort key of this segment within a capture set."""
+        return (self.file_index, self.number)
+
+
+def maybe_gunzip(raw: IO[bytes]) -> IO[bytes]:
+    """``raw`` itself, or a gunzipping reader over it when it starts with gzip's magic.
+
+    ``raw`` must be seekable; its position still tells how far the compressed file was read.
+    """
+    head = raw.read(2)
+    raw.seek(0)
+    if head == _GZIP_MAGIC:
+        unzipped: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
+        return unzipped
+    return raw
+
+
+def open_capture(path: str) -> IO[bytes]:
+    """Open ``path`` for reading, transparently gunzipping it (the caller closes it)."""
+    return maybe_gunzip(open(path, "rb"))
+
+
+def _reader(stream: IO[bytes], name: str) -> tuple[Iterable[tuple[float, bytes]], int]:
+    try:
+        reader = dpkt.pcap.UniversalReader(stream)
+    except (ValueError, dpkt.Error, struct.error, EOFError, OSError) as exc:
+        raise CaptureFileError(name, f"not a pcap or pcapng file ({exc})") from None
+    return reader, int(reader.datalink())
+
+
+def read_packets(path: str, stream: IO[bytes] | None = None) -> Iterator[Packet]:
+    """Every record of one capture file, in file order.
+
+    Raises ``CaptureFileError`` for a file that is not a capture, and after the last whole record
+    of a file that breaks off mid-record (``tcpdump`` killed hard).
+    """
+    own = stream is None
+    fileobj: IO[bytes] = open_capture(path) if stream is None else stream
+    try:
+        reader, linktype = _reader(fileobj, path)
+        number = 0
+        iterator = iter(reader)
+        while True:
+            try:
+                item = next(iterator)
+            except StopIteration:
+                return
+            except (dpkt.Error, struct.error, ValueError, EOFError, OSError) as exc:
+                raise CaptureFileError(path, f"broken after packet {number} ({exc!r})") from None
+            ts, buf = item
+            number += 1
+            yield Packet(number, float(ts), linktype, bytes(buf))
+    finally:
+        if own:
+            fileobj.close()
+
+
+def _network_layer(linktype: int, buf: bytes) -> Any:
+    """The dpkt IP or IP6 object inside a link-layer frame, or None."""
+    if linktype == LINKTYPE_ETHERNET:
+        frame: object = dpkt.ethernet.Ethernet(buf)
+        return getattr(frame, "data", None)
+    if linktype == LINKTYPE_LINUX_SLL:
+        return dpkt.sll.SLL(buf).data
+    if linktype == LINKTYPE_LINUX_SLL2:
+        return dpkt.sll2.SLL2(buf).data
+    if linktype in (LINKTYPE_NULL, LINKTYPE_LOOP):
+        # The 4-byte address family is in host order for NULL, network order for LOOP, and its
+        # IPv6 value differs per OS (10, 24, 28, 30): the IP version nibble says it all.
+        buf = buf[4:]
+    elif linktype not in _RAW_IP:
+        return None
+    if not buf:
+        return None
+    version = buf[0] >> 4
+    if version == 4:
+        return dpkt.ip.IP(buf)
+    if version == 6:
+        return dpkt.ip6.IP6(buf)
+    return None
+
+
+def decode_packet(packet: Packet, file: str = "", file_index: int = 0) -> Segment | None:
+    """The TCP segment a packet carries, or None (not TCP/IP, malformed, or a later fragment)."""
+    try:
+        net = _network_layer(packet.linktype, packet.data)
+    except (dpkt.Error, struct.error, ValueError, IndexError):
+        return None
+    if isinstance(net, dpkt.ip.IP):
+        if net.p != dpkt.ip.IP_PROTO_TCP or net.offset != 0:
+            return None
+        src = _ipv4(net.src)
+        dst = _ipv4(net.dst)
+        # A zero total length means TCP segmentation offload: trust the captured bytes.
+        declared = net.len - (net.hl << 2) if net.len else None
+    elif isinstance(net, dpkt.ip6.IP6):
+        if net.nxt != dpkt.ip.IP_PROTO_TCP and not isinstance(net.data, dpkt.tcp.TCP):
+            return None
+        src = _ipv6(net.src)
+        dst = _ipv6(net.dst)
+        declared = _ipv6_tcp_length(net)
+    else:
+        return None
+    tcp = net.data
+    if not isinstance(tcp, dpkt.tcp.TCP):
+        return None
+    payload = bytes(tcp.data)
+    length = len(payload)
+    if declared is not None:
+        length = max(declared - (tcp.off << 2), len(payload))
+    return Segment(
+        file=file,
+        file_index=file_index,
+        number=packet.number,
+        ts=packet.ts,
+        src=src,
+        sport=int(tcp.sport),
+        dst=dst,
+        dport=int(tcp.dport),
+        seq=int(tcp.seq),
+        ack=int(tcp.ack),
+        flags=int(tcp.flags),
+        payload=payload,
+        length=length,
+    )
+
+
+def _ipv6_tcp_length(net: object) -> int | None:
+    plen = int(getattr(net, "plen", 0))
+    if not plen:
+        return None
+    # Extension headers sit between the fixed header and TCP; dpkt keeps them in extension_hdrs.
+    ext = sum(len(bytes(h)) for h in getattr(net, "extension_hdrs", {}).values() if h is not None)
+    return plen - ext
+
+
+def _ipv4(raw: bytes) -> str:
+    return ".".join(str(b) for b in raw)
+
+
+def _ipv6(raw: bytes) -> str:
+    return str(ipaddress.IPv6Address(raw))
+
+
+def read_segments(path: str, file_index: int = 0, name: str | None = None) -> Iterator[Segment]:
+    """Every TCP segment of one capture file, in file order (step one of the pipeline).
+
+    ``name`` is what rows show as the capture file (default: ``path``).
+    """
+    label = path if name is None else name
+    for packet in read_packets(path):
+        segment = decode_packet(packet, label, file_index)
+        if segment is not None:
+            yield segment
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def capture_order(paths: Iterable[str]) -> list[str]:
+    """Files of a rotated set in capture order: digits compare as numbers (``cap2`` < ``cap10``).
+
+    ``tcpdump -C`` names its files ``cap``, ``cap1``, ``cap2``, ...; plain string order would put
+    ``cap10`` before ``cap2`` and break flows that span files.
+    """
+
+    def key(path: str) -> list[tuple[int, int | str]]:
+        return [(1, int(part)) if part.isdigit() else (0, part) for part in _DIGITS.split(path)]
+
+    return sorted(paths, key=key)
+
+
+def segments_from_bytes(data: bytes, file: str = "<memory>") -> Iterator[Segment]:
+    """Segments of an in-memory capture (tests, notebooks)."""
+    for packet in read_packets(file, maybe_gunzip(io.BytesIO(data))):
+        segment = decode_packet(packet, file)
+        if segment is not None:
+            yield segment

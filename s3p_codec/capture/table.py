@@ -1,0 +1,306 @@
+"""Rows: one decoded event (or error, or gap) of a capture, and the ways to write them out.
+
+``COLUMNS`` is the one schema every output shares (pandas, JSON lines, Parquet, and the Spark data
+source): the same names, types and order. A ``Row`` also keeps the typed event itself
+(``Row.event``) so a notebook can look at it with its rich repr; that object is never written to
+files.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+__all__ = [
+    "COLUMNS",
+    "Column",
+    "Row",
+    "arrow_schema",
+    "format_table",
+    "rows_to_dataframe",
+    "summarize",
+    "format_summary",
+    "write_jsonl",
+    "write_parquet",
+]
+
+
+@attrs.frozen(slots=True)
+class Column:
+    """One output column: ``kind`` is ``str``, ``int``, ``float`` or ``bool``."""
+
+    name: str
+    kind: str
+    nullable: bool
+    doc: str
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("file", "str", False, "capture file of the event's first packet"),
+    Column("first_packet", "int", False, "packet number (1-based, per file) of the first byte"),
+    Column("last_packet", "int", False, "packet number of the last byte (may be in a later file)"),
+    Column("ts", "float", False, "capture time of the first packet, seconds since the epoch"),
+    Column("conversation", "str", False, "id of the TCP connection: file#packet of its start"),
+    Column("client", "str", False, "client address:port"),
+    Column("server", "str", False, "server address:port"),
+    Column("direction", "str", False, "client_to_server or server_to_client"),
+    Column("protocol", "str", False, "s3p, rustlog, s2s, pravega, durable or unknown"),
+    Column("kind", "str", False, "event, error, gap, undecoded or capture_error"),
+    Column("event_type", "str", False, "event class name (Append, ReadReply, ...)"),
+    Column("pair_id", "int", True, "links replies to the request they answer"),
+    Column("latency_ms", "float", True, "reply's first packet minus request's last packet"),
+    Column("stream", "str", True, "stream, topic or segment name"),
+    Column("offset", "str", True, "offset, timestamp or sequence number the event names"),
+    Column("count", "int", True, "records (or events) carried, or the count asked for"),
+    Column("payload_bytes", "int", True, "bytes of record payloads carried"),
+    Column("wire_bytes", "int", False, "bytes of the event on the wire"),
+    Column("error_code", "str", True, "the protocol's error code"),
+    Column("detail", "str", False, "short human-readable description"),
+)
+COLUMN_NAMES = tuple(c.name for c in COLUMNS)
+
+
+@attrs.frozen(slots=True)
+class Row:
+    """One line of the decoded table; ``event`` (not written out) is the typed event or error."""
+
+    file: str
+    first_packet: int
+    last_packet: int
+    ts: float
+    conversation: str
+    client: str
+    server: str
+    direction: str
+    protocol: str
+    kind: str
+    event_type: str
+    pair_id: int | None
+    latency_ms: float | None
+    stream: str | None
+    offset: str | None
+    count: int | None
+    payload_bytes: int | None
+    wire_bytes: int
+    error_code: str | None
+    detail: str
+    event: object = attrs.field(default=None, eq=False, repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The written columns, in ``COLUMNS`` order."""
+        return {name: getattr(self, name) for name in COLUMN_NAMES}
+
+    def as_tuple(self) -> tuple[Any, ...]:
+        """The written columns as a tuple (Spark rows)."""
+        return tuple(getattr(self, name) for name in COLUMN_NAMES)
+
+    def _repr_html_(self) -> str:
+        cells = "".join(
+            f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
+            for k, v in self.as_dict().items()
+        )
+        event = html.escape(repr(self.event))
+        return f"<table>{cells}<tr><th>event</th><td><code>{event}</code></td></tr></table>"
+
+
+_PANDAS_DTYPES = {"str": "string", "int": "Int64", "float": "Float64", "bool": "boolean"}
+
+
+def rows_to_dataframe(rows: Iterable[Row], *, events: bool = True) -> pd.DataFrame:
+    """A pandas DataFrame of the rows, typed per ``COLUMNS``; ``events`` adds the event objects.
+
+    ``ts`` also comes as a ``time`` column of pandas timestamps (UTC) for plotting.
+    """
+    import pandas as pd  # noqa: PLC0415 - heavy, and only some callers want tables
+
+    listed = list(rows)
+    columns: dict[str, Any] = {}
+    for c in COLUMNS:
+        values: list[Any] = [getattr(r, c.name) for r in listed]
+        columns[c.name] = pd.array(values, dtype=_PANDAS_DTYPES[c.kind])  # type: ignore[call-overload]
+    frame = pd.DataFrame(columns)
+    frame["time"] = pd.to_datetime(frame["ts"].astype("float64"), unit="s", utc=True)
+    if events:
+        frame["event"] = pd.Series([r.event for r in listed], dtype="object")
+    return frame
+
+
+def arrow_schema() -> pa.Schema:
+    """The Parquet/Arrow schema of ``COLUMNS``."""
+    import pyarrow as pa  # noqa: PLC0415 - heavy, and only some callers want Parquet
+
+    types = {"str": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
+    return pa.schema([pa.field(c.name, types[c.kind], nullable=c.nullable) for c in COLUMNS])
+
+
+def write_jsonl(rows: Iterable[Row], out: IO[str]) -> int:
+    """One JSON object per row; return how many rows were written."""
+    written = 0
+    for row in rows:
+        out.write(json.dumps(row.as_dict(), ensure_ascii=False, separators=(",", ":")))
+        out.write("\n")
+        written += 1
+    return written
+
+
+def write_parquet(rows: Iterable[Row], path: str, batch_rows: int = 50_000) -> int:
+    """Write rows to a Parquet file in batches (memory bounded by ``batch_rows``)."""
+    import pyarrow as pa  # noqa: PLC0415 - heavy, and only some callers want Parquet
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    schema = arrow_schema()
+    written = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        for batch in _batches(rows, batch_rows):
+            columns = {name: [getattr(r, name) for r in batch] for name in COLUMN_NAMES}
+            writer.write_table(pa.Table.from_pydict(columns, schema=schema))
+            written += len(batch)
+        if not written:
+            writer.write_table(schema.empty_table())
+    return written
+
+
+def _batches(rows: Iterable[Row], size: int) -> Iterator[list[Row]]:
+    batch: list[Row] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+_TABLE_COLUMNS = (
+    ("first_packet", "pkt"),
+    ("ts", "time"),
+    ("protocol", "proto"),
+    ("direction", "dir"),
+    ("event_type", "event"),
+    ("pair_id", "pair"),
+    ("latency_ms", "latency"),
+    ("stream", "stream"),
+    ("offset", "offset"),
+    ("count", "count"),
+    ("wire_bytes", "bytes"),
+    ("error_code", "error"),
+)
+
+
+def _cell(name: str, value: object) -> str:
+    if value is None:
+        return ""
+    if name == "direction":
+        return "->" if value == "client_to_server" else "<-"
+    if name == "ts" and isinstance(value, float):
+        return f"{value:.6f}"
+    if name == "latency_ms" and isinstance(value, float):
+        return f"{value:.3f}ms"
+    text = str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def format_table(rows: Iterable[Row]) -> Iterator[str]:
+    """Rows as aligned text lines for a terminal, a header first; each conversation introduced
+    by a line naming its file, client and server."""
+    header = "  ".join(f"{title:<10}" for _, title in _TABLE_COLUMNS).rstrip()
+    yield header
+    current = None
+    for row in rows:
+        if row.conversation != current:
+            current = row.conversation
+            yield f"# {row.conversation}  {row.client} -> {row.server}  [{row.protocol}]"
+        yield "  ".join(f"{_cell(n, getattr(row, n)):<10}" for n, _ in _TABLE_COLUMNS).rstrip()
+
+
+STATS_COLUMNS = (
+    "protocol",
+    "conversations",
+    "events",
+    "requests",
+    "replies",
+    "bytes",
+    "errors",
+    "gaps",
+    "latency_p50_ms",
+    "latency_p90_ms",
+    "latency_p99_ms",
+)
+
+
+def _percentile(ordered: list[float], q: float) -> float | None:
+    """Nearest-rank percentile of sorted values (None when there are none)."""
+    if not ordered:
+        return None
+    rank = max(1, math.ceil(q / 100.0 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def summarize(rows: Iterable[Row]) -> list[dict[str, Any]]:
+    """Per protocol: conversations, events, requests and replies paired, bytes on the wire,
+    errors, gaps and request-to-reply latency percentiles (nearest rank), sorted by protocol."""
+    acc: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        entry = acc.get(row.protocol)
+        if entry is None:
+            entry = acc[row.protocol] = {"conversations": set(), "latencies": []}
+            entry.update(dict.fromkeys(("events", "requests", "replies", "bytes"), 0))
+            entry.update(dict.fromkeys(("errors", "gaps"), 0))
+        if row.kind != "capture_error":
+            entry["conversations"].add(row.conversation)
+        if row.kind == "event":
+            entry["events"] += 1
+            if row.pair_id is not None:
+                key = "requests" if row.direction == "client_to_server" else "replies"
+                entry[key] += 1
+        elif row.kind in ("error", "capture_error"):
+            entry["errors"] += 1
+        elif row.kind == "gap":
+            entry["gaps"] += 1
+        if row.kind in ("event", "undecoded", "error"):
+            entry["bytes"] += row.wire_bytes
+        if row.latency_ms is not None:
+            entry["latencies"].append(row.latency_ms)
+    table = []
+    for protocol in sorted(acc):
+        entry = acc[protocol]
+        latencies = sorted(entry.pop("latencies"))
+        entry["conversations"] = len(entry["conversations"])
+        table.append(
+            {
+                "protocol": protocol,
+                **entry,
+                "latency_p50_ms": _percentile(latencies, 50),
+                "latency_p90_ms": _percentile(latencies, 90),
+                "latency_p99_ms": _percentile(latencies, 99),
+            }
+        )
+    return table
+
+
+def format_summary(table: list[dict[str, Any]]) -> Iterator[str]:
+    """The summary as aligned text lines, a header first."""
+
+    def cell(value: object) -> str:
+        if value is None:
+            return "-"
+        if isinstance(value, float):
+            return f"{value:.3f}"
+        return str(value)
+
+    lines = [list(STATS_COLUMNS)] + [[cell(r[c]) for c in STATS_COLUMNS] for r in table]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(STATS_COLUMNS))]
+    for line in lines:
+        yield "  ".join(
+            text.ljust(w) if i == 0 else text.rjust(w)
+            for i, (text, w) in enumerate(zip(line, widths, strict=True))
+        )

@@ -1,0 +1,293 @@
+"""TCP reassembly: segments of one connection in, ordered byte streams per direction out.
+
+Hand-written on purpose: dpkt parses headers but does not reassemble, and the libraries that do
+(scapy's sessions, pynids) either buffer whole captures or need C extensions. What this module
+handles, per direction:
+
+- out-of-order segments (held until the hole before them is filled);
+- retransmitted and overlapping segments (no byte is delivered twice; the first copy of a byte
+  that the capture shows wins, whether it was delivered or still held behind a hole);
+- SYN (the stream starts one past the SYN's sequence number), FIN (the stream ends at the FIN's
+  sequence number, once every byte before it arrived), RST (both directions end now);
+- a missing handshake (capture started mid-stream): the first segment seen fixes offset 0;
+- segments the capture missed, reported as a ``StreamGap``: when the peer acknowledges bytes after
+  a hole (it received them, so no retransmission will ever fill the hole), when more than
+  ``max_pending`` bytes wait behind a hole, and at FIN, RST or end of capture;
+- payloads cut by the capture's snap length (the missing tail is a gap);
+- sequence number wrap-around (offsets are 64-bit and unwrapped near the next expected byte).
+
+Offsets are positions in one direction's byte stream, gaps included: offset 0 is the first byte
+after the SYN (or the first byte seen). Memory is bounded by the bytes held behind a hole.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Literal
+
+import attrs
+
+from s3p_codec.capture.pcap import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, Segment
+
+__all__ = [
+    "Conversation",
+    "Endpoint",
+    "FlowKey",
+    "HalfStream",
+    "StreamData",
+    "StreamEnd",
+    "StreamGap",
+    "StreamItem",
+    "flow_key",
+]
+
+Endpoint = tuple[str, int]
+FlowKey = tuple[str, int, str, int]
+"""Both endpoints of a connection, lower one first, so both directions share one key."""
+
+_SEQ_MOD = 1 << 32
+_HALF = 1 << 31
+DEFAULT_MAX_PENDING = 4 << 20
+
+
+def flow_key(segment: Segment) -> FlowKey:
+    """The direction-independent key of the connection a segment belongs to."""
+    a = (segment.src, segment.sport)
+    b = (segment.dst, segment.dport)
+    if b < a:
+        a, b = b, a
+    return (a[0], a[1], b[0], b[1])
+
+
+@attrs.frozen(slots=True)
+class StreamData:
+    """``data`` travelled from ``sender`` at ``offset``; ``segment`` carried (the end of) it."""
+
+    sender: Endpoint
+    offset: int
+    data: bytes
+    segment: Segment
+
+
+@attrs.frozen(slots=True)
+class StreamGap:
+    """``size`` bytes from ``sender`` at ``offset`` were never captured.
+
+    ``segment`` is the packet whose arrival proved the loss (or the last one of the flow).
+    """
+
+    sender: Endpoint
+    offset: int
+    size: int
+    segment: Segment
+
+
+@attrs.frozen(slots=True)
+class StreamEnd:
+    """No more bytes come from ``sender``: it sent FIN, the connection was reset, or the capture
+    ended (``reason`` ``"fin"``, ``"rst"`` or ``"eof"``)."""
+
+    sender: Endpoint
+    offset: int
+    reason: Literal["fin", "rst", "eof"]
+    segment: Segment | None
+
+
+StreamItem = StreamData | StreamGap | StreamEnd
+
+
+class HalfStream:
+    """One direction of a connection: puts its segments back in order.
+
+    Held bytes are kept as non-overlapping pieces: a segment that overlaps bytes already held (or
+    delivered) only adds the bytes nobody sent before, so the first copy of every byte wins.
+    """
+
+    def __init__(self, sender: Endpoint, max_pending: int = DEFAULT_MAX_PENDING) -> None:
+        self.sender = sender
+        self.max_pending = max_pending
+        self.base: int | None = None  # sequence number of offset 0
+        self.syn_seq: int | None = None
+        self.next = 0  # offset of the next byte to deliver
+        self.fin_at: int | None = None
+        self.closed = False
+        self.last_segment: Segment | None = None
+        self._starts: list[int] = []  # sorted starts of the held pieces
+        # start -> (end, bytes or None for bytes the capture cut off, segment that carried them)
+        self._held: dict[int, tuple[int, bytes | None, Segment]] = {}
+        self._pending_bytes = 0
+
+    @property
+    def started(self) -> bool:
+        """True once offset 0 is fixed (by a SYN or the first segment seen)."""
+        return self.base is not None
+
+    def _offset(self, seq: int) -> int:
+        """Unwrap a 32-bit sequence number to the stream offset nearest the next expected byte."""
+        assert self.base is not None
+        rel = (seq - self.base) % _SEQ_MOD
+        return self.next + ((rel - self.next + _HALF) % _SEQ_MOD) - _HALF
+
+    def segment(self, seg: Segment) -> list[StreamItem]:
+        """Take one segment sent by this side; return what it completes, in stream order."""
+        self.last_segment = seg
+        syn = bool(seg.flags & TCP_SYN)
+        fin = bool(seg.flags & TCP_FIN)
+        if self.base is None:
+            if syn:
+                self.base = (seg.seq + 1) % _SEQ_MOD
+                self.syn_seq = seg.seq
+            elif seg.length or fin:
+                self.base = seg.seq  # mid-stream start: the first byte seen is offset 0
+            else:
+                return []
+        if self.closed:
+            return []
+        data_seq = (seg.seq + 1) % _SEQ_MOD if syn else seg.seq
+        offset = self._offset(data_seq)
+        captured = len(seg.payload)
+        if captured:
+            self._hold(offset, offset + captured, seg.payload, seg)
+        if seg.length > captured:
+            # The snap length cut this segment: its tail was never captured.
+            self._hold(offset + captured, offset + seg.length, None, seg)
+        if fin and self.fin_at is None:
+            self.fin_at = offset + seg.length
+        out = self._deliver()
+        if self._pending_bytes > self.max_pending and self._starts:
+            # Too much waits behind a hole: give up on it so memory stays bounded.
+            out += self._skip_to(self._starts[0], seg)
+        return out
+
+    def acknowledged(self, ack: int, seg: Segment) -> list[StreamItem]:
+        """The peer acknowledged up to ``ack``: a hole it covers, with data behind, is lost."""
+        if self.base is None or self.closed or not self._starts:
+            return []
+        acked = self._offset(ack)
+        if self.fin_at is not None:
+            acked = min(acked, self.fin_at)
+        if acked <= self.next:
+            return []
+        return self._skip_to(min(acked, self._starts[0]), seg)
+
+    def finish(self, reason: Literal["rst", "eof"], seg: Segment | None) -> list[StreamItem]:
+        """No more segments will come: deliver what is held (holes become gaps) and end."""
+        if self.closed or self.base is None:
+            self.closed = True
+            return []
+        last = seg if seg is not None else self.last_segment
+        assert last is not None  # a started stream has seen a segment
+        out: list[StreamItem] = []
+        while self._starts:
+            out += self._skip_to(self._starts[0], last)
+        if self.fin_at is not None and self.fin_at > self.next:
+            out += self._skip_to(self.fin_at, last)
+        if not self.closed:
+            self.closed = True
+            out.append(StreamEnd(self.sender, self.next, reason, seg))
+        return out
+
+    def _hold(self, start: int, end: int, data: bytes | None, seg: Segment) -> None:
+        """Keep the bytes of [start, end) that are neither delivered nor held already."""
+        starts, held = self._starts, self._held
+        pos = max(start, self.next)
+        i = bisect.bisect_right(starts, pos) - 1
+        if i >= 0 and held[starts[i]][0] > pos:
+            pos = held[starts[i]][0]
+        while pos < end:
+            j = bisect.bisect_left(starts, pos)
+            upcoming = starts[j] if j < len(starts) else end
+            if upcoming > pos:
+                piece_end = min(upcoming, end)
+                piece = None if data is None else data[pos - start : piece_end - start]
+                starts.insert(j, pos)
+                held[pos] = (piece_end, piece, seg)
+                self._pending_bytes += piece_end - pos
+                pos = piece_end
+            else:
+                pos = held[upcoming][0]
+
+    def _skip_to(self, offset: int, seg: Segment) -> list[StreamItem]:
+        out: list[StreamItem] = []
+        if offset > self.next:
+            out.append(StreamGap(self.sender, self.next, offset - self.next, seg))
+            self.next = offset
+        return out + self._deliver()
+
+    def _deliver(self) -> list[StreamItem]:
+        out: list[StreamItem] = []
+        starts, held = self._starts, self._held
+        taken = 0
+        while taken < len(starts) and starts[taken] <= self.next:
+            start = starts[taken]
+            taken += 1
+            end, data, seg = held.pop(start)
+            self._pending_bytes -= end - start
+            if end <= self.next:
+                continue
+            if data is None:
+                out.append(StreamGap(self.sender, self.next, end - self.next, seg))
+            else:
+                out.append(StreamData(self.sender, self.next, data[self.next - start :], seg))
+            self.next = end
+        if taken:
+            del starts[:taken]
+        if self.fin_at is not None and self.next >= self.fin_at and not self.closed:
+            self.closed = True
+            out.append(StreamEnd(self.sender, self.next, "fin", self.last_segment))
+        return out
+
+
+class Conversation:
+    """Both directions of one TCP connection (one SYN, or one mid-stream start).
+
+    ``client`` is known from the handshake (the side that sent SYN without ACK); without one it
+    stays None and the decoding layer decides by ports.
+    """
+
+    def __init__(self, key: FlowKey, first: Segment, max_pending: int = DEFAULT_MAX_PENDING):
+        self.key = key
+        self.first = first
+        a: Endpoint = (key[0], key[1])
+        b: Endpoint = (key[2], key[3])
+        self.halves = {a: HalfStream(a, max_pending), b: HalfStream(b, max_pending)}
+        self.client: Endpoint | None = None
+        self.reset = False
+
+    @property
+    def finished(self) -> bool:
+        """True once both directions ended (FIN both ways, or a reset)."""
+        return all(h.closed for h in self.halves.values())
+
+    def is_new_connection(self, seg: Segment) -> bool:
+        """A SYN that cannot belong to this connection (port reuse after it ended)."""
+        if not (seg.flags & TCP_SYN) or seg.flags & TCP_ACK:
+            return False
+        half = self.halves[(seg.src, seg.sport)]
+        if half.syn_seq is None:
+            return half.started or self.finished
+        return half.syn_seq != seg.seq
+
+    def add(self, seg: Segment) -> list[StreamItem]:
+        """Take one segment of this connection; return what it completes."""
+        sender: Endpoint = (seg.src, seg.sport)
+        receiver: Endpoint = (seg.dst, seg.dport)
+        half = self.halves[sender]
+        other = self.halves[receiver]
+        if seg.flags & TCP_SYN and self.client is None:
+            self.client = receiver if seg.flags & TCP_ACK else sender
+        if seg.flags & TCP_RST:
+            self.reset = True
+            out = half.finish("rst", seg)
+            return out + other.finish("rst", seg)
+        out = []
+        if seg.flags & TCP_ACK:
+            out += other.acknowledged(seg.ack, seg)
+        return out + half.segment(seg)
+
+    def finish(self) -> list[StreamItem]:
+        """End of capture: flush both directions."""
+        out: list[StreamItem] = []
+        for half in self.halves.values():
+            out += half.finish("eof", None)
+        return out
