@@ -1,0 +1,308 @@
+"""The sans-IO state machine of one end of a Pravega segment-store connection.
+
+A client sends requests and receives replies; a server the other way round. ``Hello`` and
+``KeepAlive`` travel both ways. Every frame header is checked as soon as its 8 bytes are here:
+an undefined type code, a negative length, a length over ``Limits.max_frame`` or a command this
+end never receives is refused before its payload arrives.
+
+Client side, appends go through the block writer (``appends.BlockWriter``): send ``Append``
+events, and ``FlushAppends`` when nothing more is coming for a while; any other command first
+closes the open block, as the real client's encoder does. Server side, ``AppendBlock`` +
+``AppendBlockEnd`` come out as one ``Append``; stand-alone ``PADDING`` is swallowed, as the real
+``AppendDecoder`` does.
+
+Hello negotiation (the real ``AppendProcessor.hello``): a server answers every Hello with its own
+``Hello(17, 5)`` and closes when "lowVersion > 17 or highVersion < 5". A server-role connection
+raises ``INCOMPATIBLE_VERSION`` carrying that ``Hello`` as ``reply``; a client-role connection
+raises it when the server's range does not overlap ours. Otherwise ``negotiated_version`` becomes
+``min(17, peer high)``. Other broken input closes a real server's connection without a reply, so
+those errors carry ``reply=None``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+
+import attrs
+
+from s3p_codec._core import (
+    NEED_DATA,
+    LocalProtocolError,
+    NeedData,
+    ReceiveBuffer,
+    RemoteProtocolError,
+    Role,
+)
+from s3p_codec.pravega.appends import DEFAULT_BLOCK_SIZE, BlockReader, BlockWriter
+from s3p_codec.pravega.events import (
+    OLDEST_COMPATIBLE_VERSION,
+    REPLIES,
+    REQUESTS,
+    WIRE_VERSION,
+    Append,
+    AppendBlock,
+    AppendBlockEnd,
+    CommandType,
+    ConditionalAppend,
+    ConditionalBlockEnd,
+    ErrorCode,
+    Event,
+    FlushAppends,
+    Hello,
+    Opaque,
+    Padding,
+    PartialEvent,
+    PravegaEvent,
+    SetupAppend,
+    _Command,
+)
+from s3p_codec.pravega.wire import HEADER, HEADER_SIZE, MAX_FRAME, decode_payload, encode
+
+__all__ = ["Connection", "ConnectionState", "Limits"]
+
+_BLOCK_FRAMES = (AppendBlock, AppendBlockEnd, PartialEvent, Padding, Event)
+_CODES = {int(member): member for member in CommandType}
+
+
+class ConnectionState(enum.Enum):
+    """OPEN until the peer closes (CLOSED) or breaks the protocol (ERROR); both are final."""
+
+    OPEN = "open"
+    CLOSED = "closed"
+    ERROR = "error"
+
+
+@attrs.frozen(slots=True)
+class Limits:
+    """Bounds on what a peer may make us hold.
+
+    ``max_frame``: the largest payload a header may declare ("Max payload 0xFFFFFF");
+    ``max_event_size``: the largest event the block writer sends (the real client's 8 MiB);
+    ``max_writers``: writers one connection may set up (each costs a little memory).
+    """
+
+    max_frame: int = MAX_FRAME
+    max_event_size: int = 8 << 20
+    max_writers: int = 10_000
+
+    def __attrs_post_init__(self) -> None:
+        if not 0 < self.max_frame <= MAX_FRAME:
+            raise ValueError(f"max_frame must be in 1..{MAX_FRAME}")
+        if not 0 <= self.max_event_size <= self.max_frame - 16 - HEADER_SIZE:
+            raise ValueError("max_event_size must leave room for the AppendBlock framing")
+        if self.max_writers < 1:
+            raise ValueError("max_writers must be at least 1")
+
+
+def compatible(hello: Hello) -> bool:
+    """Whether a peer's version range overlaps ours (17 down to 5)."""
+    return not (hello.low_version > WIRE_VERSION or hello.high_version < OLDEST_COMPATIBLE_VERSION)
+
+
+class Connection:
+    """One end of a Pravega wire connection: ``send`` events, ``receive_data`` + ``next_event``.
+
+    ``block_size`` is the client block writer's block size (0: one block per event).
+    ``strict_strings`` picks strict (default) or lenient modified UTF-8 (see ``mutf8``).
+    """
+
+    def __init__(
+        self,
+        role: Role,
+        limits: Limits | None = None,
+        *,
+        block_size: int = DEFAULT_BLOCK_SIZE,
+        strict_strings: bool = True,
+    ) -> None:
+        self._role = role
+        self.limits = limits = Limits() if limits is None else limits
+        if not 0 <= block_size <= limits.max_frame - 16 - 2 * HEADER_SIZE:
+            raise ValueError(f"block_size {block_size} does not fit a frame")
+        self.strict_strings = strict_strings
+        self._state = ConnectionState.OPEN
+        self._buffer = ReceiveBuffer()
+        self._eof = False
+        self._reply: object | None = None  # the one reply a server may still send after an error
+        self._receives = REQUESTS if role is Role.SERVER else REPLIES
+        self._sends = REPLIES if role is Role.SERVER else REQUESTS
+        self._writer = BlockWriter(block_size, limits.max_event_size)
+        self._reader = BlockReader(limits.max_writers)
+        self.negotiated_version: int | None = None
+        """``min(17, peer high)`` once the peer's Hello arrived and was compatible."""
+
+    # -- the Connection protocol ------------------------------------------------------------
+
+    @property
+    def role(self) -> Role:
+        return self._role
+
+    @property
+    def state(self) -> ConnectionState:
+        return self._state
+
+    @property
+    def finished(self) -> bool:
+        if self._state is ConnectionState.ERROR:
+            return self._reply is None
+        return self._state is ConnectionState.CLOSED
+
+    def send(self, event: PravegaEvent) -> bytes:
+        """The bytes that carry ``event``; ``LocalProtocolError`` (nothing emitted) if refused."""
+        if self._state is ConnectionState.ERROR:
+            if self._reply is not None and event == self._reply:
+                self._reply = None
+                return encode(event)  # type: ignore[arg-type]
+            raise LocalProtocolError("the connection is broken", code=ErrorCode.STATE)
+        if isinstance(event, Append | FlushAppends):
+            if self._role is not Role.CLIENT:
+                raise LocalProtocolError(
+                    f"only a client sends {type(event).__name__}", code=ErrorCode.INVALID_FIELD
+                )
+            if isinstance(event, FlushAppends):
+                return self._writer.flush()
+            return self._writer.append(event)
+        if isinstance(event, _BLOCK_FRAMES):
+            raise LocalProtocolError(
+                f"{type(event).__name__} frames are written by the block writer: send Append",
+                code=ErrorCode.INVALID_FIELD,
+            )
+        if isinstance(event, _Command):
+            code = event.TYPE
+        elif type(event) is Opaque:
+            code = event.type
+        else:
+            raise LocalProtocolError(
+                f"{type(event).__name__} is not a Pravega event", code=ErrorCode.INVALID_FIELD
+            )
+        if code not in self._sends:
+            raise LocalProtocolError(
+                f"a {self._role.value} does not send {code.name}",
+                code=ErrorCode.UNEXPECTED_COMMAND,
+            )
+        frame = encode(event, strict=self.strict_strings)
+        if self._role is Role.CLIENT:
+            # "PADDING when a block is broken off by another command"
+            frame = self._writer.flush() + frame
+            if type(event) is SetupAppend:
+                self._writer.setup(event)
+        return frame
+
+    def receive_data(self, data: bytes) -> None:
+        """Buffer bytes from the peer; ``b""`` means the peer closed."""
+        if self._eof and data:
+            raise LocalProtocolError("data after end of stream", code=ErrorCode.STATE)
+        if data:
+            self._buffer.feed(data)
+        else:
+            self._eof = True
+
+    def next_event(self) -> PravegaEvent | NeedData:
+        """The next event, or ``NEED_DATA``; ``RemoteProtocolError`` if the peer broke a rule."""
+        if self._state is ConnectionState.ERROR:
+            raise RemoteProtocolError("the connection is broken", code=ErrorCode.STATE)
+        try:
+            while True:
+                event = self._next_frame()
+                if event is NEED_DATA or event is not None:
+                    return event
+        except RemoteProtocolError as exc:
+            self._state = ConnectionState.ERROR
+            if self._role is Role.SERVER:
+                self._reply = exc.reply
+            raise
+
+    def events(self) -> Iterator[PravegaEvent]:
+        """Every event the buffered bytes complete, until ``NEED_DATA``."""
+        while True:
+            event = self.next_event()
+            if event is NEED_DATA:
+                return
+            yield event
+
+    # -- parsing ------------------------------------------------------------------------------
+
+    def _next_frame(self) -> PravegaEvent | NeedData | None:
+        buffer = self._buffer
+        header = buffer.peek(HEADER_SIZE)
+        if header is None:
+            return self._at_end()
+        code, length = HEADER.unpack(header)
+        kind = _CODES.get(code)
+        if kind is None:
+            raise RemoteProtocolError(
+                f"Unknown wire command: {code}", code=ErrorCode.UNKNOWN_COMMAND
+            )
+        if length < 0 or length > self.limits.max_frame:
+            raise RemoteProtocolError(
+                f"{kind.name} declares {length} bytes; the limit is {self.limits.max_frame}",
+                code=ErrorCode.BAD_FRAME,
+            )
+        if kind not in self._receives:
+            raise RemoteProtocolError(
+                f"a {self._role.value} never receives {kind.name}",
+                code=ErrorCode.UNEXPECTED_COMMAND,
+            )
+        if len(buffer) < HEADER_SIZE + length:
+            return self._at_end()
+        buffer.skip(HEADER_SIZE)
+        payload = buffer.take(length)
+        assert payload is not None
+        event = decode_payload(kind, payload, strict=self.strict_strings)
+        if self._role is Role.SERVER:
+            return self._server_event(event)
+        if type(event) is Hello:
+            self._hello(event)
+        return event
+
+    def _at_end(self) -> NeedData:
+        if not self._eof:
+            return NEED_DATA
+        if self._buffer:
+            raise RemoteProtocolError(
+                f"the peer closed inside a frame ({len(self._buffer)} bytes left)",
+                code=ErrorCode.BAD_FRAME,
+            )
+        if self._reader.block_open:
+            raise RemoteProtocolError(
+                "the peer closed inside an append block", code=ErrorCode.BAD_FRAME
+            )
+        self._state = ConnectionState.CLOSED
+        return NEED_DATA
+
+    def _hello(self, hello: Hello) -> None:
+        if not compatible(hello):
+            raise RemoteProtocolError(
+                f"Incompatible wire protocol versions: peer {hello.low_version}.."
+                f"{hello.high_version}, we {OLDEST_COMPATIBLE_VERSION}..{WIRE_VERSION}",
+                code=ErrorCode.INCOMPATIBLE_VERSION,
+                reply=Hello() if self._role is Role.SERVER else None,
+            )
+        self.negotiated_version = min(WIRE_VERSION, hello.high_version)
+
+    def _server_event(self, event: PravegaEvent) -> PravegaEvent | None:
+        reader = self._reader
+        if reader.block_open and type(event) is not AppendBlockEnd:
+            raise RemoteProtocolError(
+                f"Unexpected {type(event).__name__} following an AppendBlock: "
+                "AppendBlock is followed directly by AppendBlockEnd",
+                code=ErrorCode.INVALID_APPEND,
+            )
+        if isinstance(event, AppendBlock):
+            reader.block(event)
+            return None
+        if isinstance(event, AppendBlockEnd):
+            return reader.block_end(event)
+        if isinstance(event, Padding):
+            return None
+        if isinstance(event, SetupAppend):
+            reader.setup(event)
+        elif isinstance(event, ConditionalAppend | ConditionalBlockEnd):
+            reader.conditional(event)
+        elif isinstance(event, PartialEvent):
+            raise RemoteProtocolError(
+                "PARTIAL_EVENT outside an append block", code=ErrorCode.UNEXPECTED_COMMAND
+            )
+        elif isinstance(event, Hello):
+            self._hello(event)
+        return event
