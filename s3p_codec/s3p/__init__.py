@@ -1,0 +1,60 @@
+"""S3P v0.1.0 (Simple Stream Serialization Protocol): a sans-IO codec for both roles.
+
+::
+
+    from s3p_codec import s3p, Role
+
+    client = s3p.Connection(Role.CLIENT)
+    wire = client.send(s3p.Append(stream=b"orders", records=(b"hello",)))
+    client.receive_data(b"$15\\r\\n1700000001234-0\\r\\n")
+    client.next_event()   # AppendReply(timestamp=Timestamp(ms=1700000001234, seq=0))
+
+Modules: ``events`` (typed commands, replies, ``Timestamp``, ``ErrorCode``), ``limits``,
+``wire`` (framing), ``commands`` and ``replies`` (the schema of each), ``connection`` (the state
+machine), ``observer`` (passive decoding of both directions, for captures).
+"""
+
+from __future__ import annotations
+
+from s3p_codec.s3p.connection import Connection, ConnectionState
+from s3p_codec.s3p.events import (
+    Append,
+    AppendReply,
+    Create,
+    Delete,
+    ErrorCode,
+    ErrorReply,
+    Event,
+    Ok,
+    Read,
+    ReadReply,
+    Reply,
+    Request,
+    Timestamp,
+    TimestampStrategy,
+    Trim,
+)
+from s3p_codec.s3p.limits import Limits
+from s3p_codec.s3p.observer import Observer
+
+__all__ = [
+    "Append",
+    "AppendReply",
+    "Connection",
+    "ConnectionState",
+    "Create",
+    "Delete",
+    "ErrorCode",
+    "ErrorReply",
+    "Event",
+    "Limits",
+    "Observer",
+    "Ok",
+    "Read",
+    "ReadReply",
+    "Reply",
+    "Request",
+    "Timestamp",
+    "TimestampStrategy",
+    "Trim",
+]

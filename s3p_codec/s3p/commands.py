@@ -1,0 +1,434 @@
+"""The command schema (spec sections 4, 7 and 8): parse requests, validate and encode them.
+
+The parser follows the schema while the bytes arrive, so each bad length or count is refused
+from its header line with the code the spec assigns to that position (a 2 MiB record is
+``ERR_LIMITS``, a 2 MiB stream name ``ERR_BAD_FORMAT``) before any payload is waited for. Its
+state is a few fields (command, element index, sub-array remaining): commands nest two deep and
+no deeper, so there is no recursion and no stack to overflow.
+
+Decisions (NOTES.md asks for them):
+- A 2-element ``DELETE`` (``*2 DELETE name``, the appendix ABNF's ``array-of-2``) is accepted and
+  means the same as ``DELETE name *0``: section 8.5 is normative and what we send, but accepting
+  the appendix's form costs nothing and hides no ambiguity.
+- Option values are checked once the options array is complete, on the value that wins ("the
+  last occurrence's value MUST be used"); unknown keys are refused as soon as they are read.
+- Whether ``TIMESTAMP`` must be present depends on the stream's strategy, which only the
+  server's store knows: the codec accepts both and leaves that check to the application.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from s3p_codec._core import LocalProtocolError
+from s3p_codec.s3p.events import (
+    Append,
+    Create,
+    Delete,
+    ErrorCode,
+    Read,
+    Request,
+    Timestamp,
+    TimestampStrategy,
+    Trim,
+    parse_timestamp,
+)
+from s3p_codec.s3p.limits import MAX_OPTION_ELEMENTS, MAX_OPTION_SIZE, Limits
+from s3p_codec.s3p.wire import (
+    ARRAY,
+    BULK,
+    Malformed,
+    WireBuffer,
+    bad_format,
+    check_bulk_length,
+    encode_bulk,
+)
+
+__all__ = ["COMMAND_NAMES", "CommandParser", "encode_request", "validate_request"]
+
+COMMAND_NAMES = (b"CREATE", b"APPEND", b"READ", b"TRIM", b"DELETE")
+_ARITY = {b"CREATE": 3, b"APPEND": 4, b"READ": 3, b"TRIM": 3, b"DELETE": 3}
+_KNOWN_OPTIONS: dict[bytes, tuple[bytes, ...]] = {
+    b"CREATE": (b"TIMESTAMP_STRATEGY",),
+    b"APPEND": (b"TIMESTAMP",),
+    b"READ": (b"COUNT", b"BLOCK", b"MIN_TIMESTAMP"),
+    b"TRIM": (b"UNTIL",),
+    b"DELETE": (),
+}
+_NAME, _STREAM, _OPTIONS, _RECORDS = range(4)
+
+
+def _ascii(raw: bytes) -> str:
+    """Peer bytes quoted in an Error message, which holds printable ASCII only."""
+    return "".join(chr(byte) if 0x20 <= byte <= 0x7E else f"\\x{byte:02x}" for byte in raw)
+
+
+class CommandParser:
+    """Turns the client-to-server byte stream into typed requests, one at a time."""
+
+    def __init__(self, buffer: WireBuffer, limits: Limits) -> None:
+        self.buffer = buffer
+        self.limits = limits
+        self.start = 0  # absolute offset where the command being read began
+        self._reset()
+
+    def _reset(self) -> None:
+        self._arity = -1  # -1: top-level header not read yet
+        self._index = 0  # top-level elements complete
+        self._name = b""
+        self._stream = b""
+        self._sub = -1  # elements left in the options/records array being read; -1: none
+        self._bulk = -1  # payload length of a bulk whose header was read; -1: none
+        self._key: bytes | None = None  # option key waiting for its value
+        self._options: dict[bytes, bytes] = {}
+        self._records: list[bytes] = []
+        self._aggregate = 0
+
+    @property
+    def in_command(self) -> bool:
+        """True while a command is partly read."""
+        return self._arity >= 0 or len(self.buffer) > 0
+
+    def next_command(self) -> Request | None:
+        """The next complete request, or None if more bytes are needed; raises Malformed."""
+        buf = self.buffer
+        while True:
+            if self._bulk >= 0:
+                value = buf.take_bulk(self._bulk)
+                if value is None:
+                    return None
+                self._bulk = -1
+                done = self._element(value)
+                if done is not None:
+                    self._reset()
+                    buf.compact()
+                    return done
+                continue
+            if self._arity < 0:
+                self.start = buf.offset
+            header = buf.read_header()
+            if header is None:
+                return None
+            kind, arg = header
+            if self._arity < 0:
+                if kind != ARRAY:
+                    raise bad_format("commands MUST be sent as a top-level Array")
+                assert isinstance(arg, int)
+                if not 2 <= arg <= 4:
+                    raise bad_format(f"a command array has 3 or 4 elements, not {arg}")
+                self._arity = arg
+                continue
+            if self._sub >= 0:
+                self._sub_header(kind, arg)
+            else:
+                done = self._top_header(kind, arg)
+                if done is not None:
+                    self._reset()
+                    buf.compact()
+                    return done
+
+    # -- top-level elements -----------------------------------------------------------------
+
+    def _top_header(self, kind: int, arg: int | bytearray) -> Request | None:
+        index = self._index
+        if index == _NAME:
+            if kind != BULK:
+                raise bad_format("the first element MUST be the command name as a Bulk String")
+            assert isinstance(arg, int)
+            check_bulk_length(arg, 6, "command name", ErrorCode.BAD_FORMAT)
+            self._bulk = arg
+        elif index == _STREAM:
+            if kind != BULK:
+                raise bad_format("the stream name MUST be a Bulk String")
+            assert isinstance(arg, int)
+            if not 1 <= arg <= self.limits.max_stream_name:
+                # "Servers MUST return ERR_BAD_FORMAT for stream name length violations."
+                raise bad_format(
+                    f"name length {arg} not in range [1, {self.limits.max_stream_name}]"
+                )
+            self._bulk = arg
+        elif index == _OPTIONS:
+            if kind != ARRAY:
+                raise bad_format("the options MUST be an Array of Bulk Strings")
+            assert isinstance(arg, int)
+            if arg % 2:
+                raise bad_format(f"options array with an odd number of elements ({arg})")
+            if arg > MAX_OPTION_ELEMENTS:
+                raise bad_format(f"options array of {arg} elements (at most {MAX_OPTION_ELEMENTS})")
+            if arg:
+                self._sub = arg
+                return None
+            return self._next_top()
+        else:  # _RECORDS
+            if kind != ARRAY:
+                raise bad_format("the records MUST be an Array of Bulk Strings")
+            assert isinstance(arg, int)
+            if arg == 0:
+                raise bad_format("zero-length records array: records MUST have length >= 1")
+            if arg > self.limits.max_records_per_append:
+                raise Malformed(
+                    ErrorCode.LIMITS,
+                    f"too many records in APPEND request: {arg} "
+                    f"(limit {self.limits.max_records_per_append})",
+                )
+            self._sub = arg
+        return None
+
+    def _next_top(self) -> Request | None:
+        """Count one top-level element done; build the command once all are done."""
+        self._index += 1
+        if self._index == self._arity:
+            return self._build()
+        return None
+
+    def _element(self, value: bytes) -> Request | None:
+        """A Bulk String completed, at the top level or in the options/records array."""
+        if self._sub < 0:
+            if self._index == _NAME:
+                name = value.upper()  # "Servers MUST match command names ... case-insensitively"
+                arity = _ARITY.get(name)
+                if arity is None:
+                    raise bad_format(f"unknown command {_ascii(value)}")
+                if self._arity != arity and not (name == b"DELETE" and self._arity == 2):
+                    raise bad_format(f"{name.decode()} takes {arity} elements, got {self._arity}")
+                self._name = name
+            else:
+                self._stream = value
+            return self._next_top()
+        self._sub -= 1
+        if self._index == _OPTIONS:
+            if self._key is None:
+                key = value.upper()  # "Servers MUST match ... option keys case-insensitively"
+                if key not in _KNOWN_OPTIONS[self._name]:
+                    raise bad_format(f"unknown option {_ascii(value)}")
+                self._key = key
+            else:
+                self._options[self._key] = value  # "last-value-wins semantics"
+                self._key = None
+        else:
+            self._records.append(value)
+        if self._sub == 0:
+            self._sub = -1
+            return self._next_top()
+        return None
+
+    def _sub_header(self, kind: int, arg: int | bytearray) -> None:
+        if kind != BULK:
+            what = "options" if self._index == _OPTIONS else "records"
+            raise bad_format(f"the {what} array MUST hold Bulk Strings only")
+        assert isinstance(arg, int)
+        if self._index == _OPTIONS:
+            what = "option key" if self._key is None else "option value"
+            check_bulk_length(arg, MAX_OPTION_SIZE, what, ErrorCode.BAD_FORMAT)
+        else:
+            limits = self.limits
+            if arg == 0:
+                raise bad_format("invalid record bulk string: $<length> MUST be >= 1")
+            if arg > limits.max_record_size:
+                raise Malformed(
+                    ErrorCode.LIMITS,
+                    f"individual record too large: {arg} bytes (limit {limits.max_record_size})",
+                )
+            self._aggregate += arg
+            if self._aggregate > limits.max_append_size:
+                raise Malformed(
+                    ErrorCode.LIMITS,
+                    f"aggregate of records in APPEND too large (limit {limits.max_append_size})",
+                )
+        self._bulk = arg
+
+    # -- building typed commands ------------------------------------------------------------
+
+    def _build(self) -> Request:
+        name = self._name
+        stream = self._stream
+        options = self._options
+        if name == b"APPEND":
+            raw = options.get(b"TIMESTAMP")
+            stamp = None if raw is None else _timestamp_option(b"TIMESTAMP", raw)
+            return Append(stream, tuple(self._records), stamp)
+        if name == b"READ":
+            count = block = None
+            if b"COUNT" in options:
+                count = _number_option(b"COUNT", options[b"COUNT"])
+                if count == 0:
+                    raise bad_format("COUNT must be in [1, max]; got 0")
+                if count > self.limits.max_count:
+                    raise Malformed(
+                        ErrorCode.LIMITS,
+                        f"COUNT greater than server configured limit ({self.limits.max_count})",
+                    )
+            if b"BLOCK" in options:
+                block = _number_option(b"BLOCK", options[b"BLOCK"])
+                if block > self.limits.max_block_ms:
+                    raise Malformed(
+                        ErrorCode.LIMITS,
+                        f"BLOCK greater than server configured limit ({self.limits.max_block_ms})",
+                    )
+            raw = options.get(b"MIN_TIMESTAMP")
+            after = None if raw is None else _timestamp_option(b"MIN_TIMESTAMP", raw)
+            return Read(stream, count, block, after)
+        if name == b"CREATE":
+            raw = options.get(b"TIMESTAMP_STRATEGY")
+            strategy = None
+            if raw is not None:
+                try:
+                    strategy = TimestampStrategy(raw.lower().decode("ascii"))
+                except (UnicodeDecodeError, ValueError):
+                    raise bad_format(f"invalid TIMESTAMP_STRATEGY value {_ascii(raw)}") from None
+            return Create(stream, strategy)
+        if name == b"TRIM":
+            raw = options.get(b"UNTIL")
+            if raw is None:
+                raise bad_format("TRIM requires the UNTIL option")
+            return Trim(stream, _timestamp_option(b"UNTIL", raw))
+        return Delete(stream)
+
+
+def _timestamp_option(key: bytes, raw: bytes) -> Timestamp:
+    stamp = parse_timestamp(raw)
+    if stamp is None:
+        raise bad_format(f"invalid {key.decode()} value {_ascii(raw)}: bad timestamp format")
+    return stamp
+
+
+def _number_option(key: bytes, raw: bytes) -> int:
+    if not raw.isdigit():
+        raise bad_format(f"invalid {key.decode()} value {_ascii(raw)}: not a decimal number")
+    return int(raw)
+
+
+# --- Sending ---------------------------------------------------------------------------------
+
+
+def _fail(message: str, code: ErrorCode = ErrorCode.BAD_FORMAT) -> LocalProtocolError:
+    return LocalProtocolError(message, code=code)
+
+
+def _check_stream(stream: object, limits: Limits) -> None:
+    if not isinstance(stream, bytes):
+        raise _fail(f"stream names are bytes, got {type(stream).__name__}")
+    if not 1 <= len(stream) <= limits.max_stream_name:
+        raise _fail(f"stream name length {len(stream)} not in range [1, {limits.max_stream_name}]")
+
+
+def _check_timestamp(stamp: object, what: str) -> Timestamp:
+    if not isinstance(stamp, Timestamp) or not stamp.is_valid:
+        raise _fail(f"{what} must be a Timestamp of two unsigned 64-bit ints, got {stamp!r}")
+    return stamp
+
+
+def _check_append(event: Append, limits: Limits) -> None:
+    records = event.records
+    if not isinstance(records, tuple) or not records:
+        raise _fail("records MUST contain at least 1 element (a non-empty tuple of bytes)")
+    if len(records) > limits.max_records_per_append:
+        raise _fail(
+            f"too many records: {len(records)} (limit {limits.max_records_per_append})",
+            ErrorCode.LIMITS,
+        )
+    total = 0
+    for record in records:
+        if not isinstance(record, bytes) or not record:
+            raise _fail("each record MUST be a non-empty bytes value ($0 is not allowed)")
+        if len(record) > limits.max_record_size:
+            raise _fail(
+                f"record of {len(record)} bytes exceeds {limits.max_record_size}",
+                ErrorCode.LIMITS,
+            )
+        total += len(record)
+    if total > limits.max_append_size:
+        raise _fail(f"APPEND of {total} bytes exceeds {limits.max_append_size}", ErrorCode.LIMITS)
+    if event.timestamp is not None:
+        _check_timestamp(event.timestamp, "timestamp")
+
+
+def _check_read(event: Read, limits: Limits) -> None:
+    count, block = event.count, event.block_ms
+    if count is not None:
+        if type(count) is not int or count < 1:
+            raise _fail(f"COUNT must be an int in [1, {limits.max_count}], got {count!r}")
+        if count > limits.max_count:
+            raise _fail(f"COUNT {count} exceeds {limits.max_count}", ErrorCode.LIMITS)
+    if block is not None:
+        if type(block) is not int or block < 0:
+            raise _fail(f"BLOCK must be a non-negative int, got {block!r}")
+        if block > limits.max_block_ms:
+            raise _fail(f"BLOCK {block} exceeds {limits.max_block_ms}", ErrorCode.LIMITS)
+    if event.min_timestamp is not None:
+        _check_timestamp(event.min_timestamp, "min_timestamp")
+
+
+def validate_request(event: Request, limits: Limits) -> None:
+    """Raise ``LocalProtocolError`` if a user-built request breaks the spec or the limits."""
+    _check_stream(event.stream, limits)
+    if isinstance(event, Append):
+        _check_append(event, limits)
+    elif isinstance(event, Read):
+        _check_read(event, limits)
+    elif isinstance(event, Trim):
+        _check_timestamp(event.until, "until")
+    elif isinstance(event, Create):
+        strategy = event.timestamp_strategy
+        if strategy is not None and not isinstance(strategy, TimestampStrategy):
+            raise _fail(f"timestamp_strategy must be a TimestampStrategy, got {strategy!r}")
+
+
+def _options(*pairs: tuple[bytes, bytes | None]) -> bytes:
+    present = [(key, value) for key, value in pairs if value is not None]
+    out = [b"*%d\r\n" % (2 * len(present))]
+    for key, value in present:
+        out.append(encode_bulk(key))
+        out.append(encode_bulk(value))
+    return b"".join(out)
+
+
+def _encode_append(event: Append) -> bytes:
+    stamp = None if event.timestamp is None else bytes(event.timestamp)
+    head = b"*4\r\n$6\r\nAPPEND\r\n" + encode_bulk(event.stream)
+    parts = [head, _options((b"TIMESTAMP", stamp)), b"*%d\r\n" % len(event.records)]
+    parts.extend(b"$%d\r\n%s\r\n" % (len(record), record) for record in event.records)
+    return b"".join(parts)
+
+
+def _encode_read(event: Read) -> bytes:
+    count = None if event.count is None else b"%d" % event.count
+    block = None if event.block_ms is None else b"%d" % event.block_ms
+    after = None if event.min_timestamp is None else bytes(event.min_timestamp)
+    options = _options((b"COUNT", count), (b"BLOCK", block), (b"MIN_TIMESTAMP", after))
+    return b"*3\r\n$4\r\nREAD\r\n" + encode_bulk(event.stream) + options
+
+
+def _encode_create(event: Create) -> bytes:
+    strategy = event.timestamp_strategy
+    value = None if strategy is None else strategy.value.encode()
+    options = _options((b"TIMESTAMP_STRATEGY", value))
+    return b"*3\r\n$6\r\nCREATE\r\n" + encode_bulk(event.stream) + options
+
+
+def _encode_trim(event: Trim) -> bytes:
+    options = _options((b"UNTIL", bytes(event.until)))
+    return b"*3\r\n$4\r\nTRIM\r\n" + encode_bulk(event.stream) + options
+
+
+def _encode_delete(event: Delete) -> bytes:
+    return b"*3\r\n$6\r\nDELETE\r\n" + encode_bulk(event.stream) + b"*0\r\n"
+
+
+_ENCODERS: dict[type, Callable[[Request], bytes]] = {
+    Append: _encode_append,  # type: ignore[dict-item]
+    Read: _encode_read,  # type: ignore[dict-item]
+    Create: _encode_create,  # type: ignore[dict-item]
+    Trim: _encode_trim,  # type: ignore[dict-item]
+    Delete: _encode_delete,  # type: ignore[dict-item]
+}
+
+
+def encode_request(event: Request, limits: Limits, *, validate: bool = True) -> bytes:
+    """The wire bytes of a request (command names upper-case, options in a fixed order)."""
+    encoder = _ENCODERS.get(type(event))
+    if encoder is None:
+        raise _fail(f"not an S3P request: {event!r}")
+    if validate:
+        validate_request(event, limits)
+    return encoder(event)

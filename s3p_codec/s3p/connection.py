@@ -1,0 +1,258 @@
+"""The S3P state machine for one end of one connection (client or server role).
+
+Server role: bytes in are commands, events out are ``Create``/``Append``/``Read``/``Trim``/
+``Delete`` in the order received; ``send`` takes the replies, which must answer the requests in
+order ("Servers MUST reply in order"). A malformed request raises ``RemoteProtocolError`` whose
+``code`` is the S3P error code and whose ``reply`` is the ``ErrorReply`` to send; the connection
+is then in ERROR and accepts exactly that one send. Sending any ``ErrorReply`` closes the
+connection ("After sending any Error reply, servers MUST close the connection immediately"):
+the state becomes CLOSED, ``finished`` True, and pipelined requests still buffered are dropped.
+
+Client role: ``send`` takes requests and remembers them; bytes in are replies, each typed by the
+request it answers (pipelined, in order). An ``ErrorReply`` ends the connection (the server
+closes after it): the state becomes CLOSED.
+
+End of stream (``receive_data(b"")``): complete events still come out; a partial frame left then
+raises ``RemoteProtocolError``; otherwise the state is CLOSED and ``next_event`` returns
+``NEED_DATA`` for ever. A server may still send the replies it owes for requests already read
+(the client may half-close after pipelining).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from collections.abc import Iterator
+
+from s3p_codec._core import (
+    NEED_DATA,
+    LocalProtocolError,
+    NeedData,
+    RemoteProtocolError,
+    Role,
+)
+from s3p_codec.s3p.commands import CommandParser, encode_request
+from s3p_codec.s3p.events import (
+    Append,
+    Create,
+    Delete,
+    ErrorCode,
+    ErrorReply,
+    Event,
+    Read,
+    Reply,
+    Request,
+    Trim,
+)
+from s3p_codec.s3p.limits import Limits
+from s3p_codec.s3p.replies import ReplyParser, encode_reply, validate_reply
+from s3p_codec.s3p.wire import Malformed, WireBuffer, is_text
+
+__all__ = ["Connection", "ConnectionState"]
+
+_REQUEST_TYPES = (Create, Append, Read, Trim, Delete)
+
+
+class ConnectionState(enum.Enum):
+    """OPEN carries traffic; CLOSED and ERROR are final."""
+
+    OPEN = "open"
+    CLOSED = "closed"
+    """An Error reply was sent (server) or received (client), or the peer closed cleanly."""
+    ERROR = "error"
+    """The peer broke the protocol; a server may still send the error's reply, once (which
+    moves it to CLOSED)."""
+
+
+def remote_error(error: Malformed, role: Role) -> RemoteProtocolError:
+    """The public error for a spec violation; servers get the ``ErrorReply`` to send."""
+    message = error.message if is_text(error.message.encode("utf-8")) else "malformed request"
+    reply = ErrorReply(error.code, message) if role is Role.SERVER else None
+    return RemoteProtocolError(message, code=error.code, fatal=True, reply=reply)
+
+
+class Connection:
+    """One end of an S3P connection; see the module docstring for the rules it keeps."""
+
+    def __init__(self, role: Role, limits: Limits | None = None) -> None:
+        if not isinstance(role, Role):
+            raise TypeError(f"role must be a Role, got {role!r}")
+        self._role = role
+        self.limits = Limits() if limits is None else limits
+        self._state = ConnectionState.OPEN
+        self._buffer = WireBuffer()
+        self._eof = False
+        self._error: RemoteProtocolError | None = None
+        self._error_replied = False
+        # Client: requests sent and not answered. Server: requests read and not answered.
+        self._pending: deque[Request] = deque()
+        self._commands = CommandParser(self._buffer, self.limits) if role is Role.SERVER else None
+        self._replies = ReplyParser(self._buffer, self.limits) if role is Role.CLIENT else None
+
+    def __repr__(self) -> str:
+        return (
+            f"<s3p.Connection {self._role.value} {self._state.name}"
+            f" pending={len(self._pending)} buffered={len(self._buffer)}>"
+        )
+
+    @property
+    def role(self) -> Role:
+        return self._role
+
+    @property
+    def state(self) -> ConnectionState:
+        return self._state
+
+    @property
+    def pending(self) -> int:
+        """Requests awaiting a reply (client: sent; server: received and not yet answered)."""
+        return len(self._pending)
+
+    @property
+    def finished(self) -> bool:
+        """True once no more traffic can flow: close the transport."""
+        state = self._state
+        if state is ConnectionState.OPEN:
+            return False
+        if self._role is Role.CLIENT:
+            return True
+        if state is ConnectionState.ERROR:
+            return self._error_replied or self._error is None or self._error.reply is None
+        return self._error_replied or not self._pending
+
+    # -- sending ----------------------------------------------------------------------------
+
+    def send(self, event: Event) -> bytes:
+        """The bytes for ``event``; ``LocalProtocolError`` (nothing emitted) if forbidden."""
+        if self._role is Role.CLIENT:
+            return self._send_request(event)
+        return self._send_reply(event)
+
+    def _send_request(self, event: Event) -> bytes:
+        if not isinstance(event, _REQUEST_TYPES):
+            raise LocalProtocolError(
+                f"a client sends requests, not {type(event).__name__}", code=ErrorCode.BAD_FORMAT
+            )
+        if self._state is not ConnectionState.OPEN:
+            raise LocalProtocolError(
+                f"cannot send on a {self._state.name} connection", code=ErrorCode.BAD_FORMAT
+            )
+        data = encode_request(event, self.limits)
+        self._pending.append(event)
+        return data
+
+    def _send_reply(self, event: Event) -> bytes:
+        if isinstance(event, _REQUEST_TYPES):
+            raise LocalProtocolError(
+                f"a server sends replies, not {type(event).__name__}", code=ErrorCode.BAD_FORMAT
+            )
+        state = self._state
+        if state is ConnectionState.ERROR:
+            if self._error_replied or not isinstance(event, ErrorReply):
+                raise LocalProtocolError(
+                    "after a protocol error only one ErrorReply may be sent",
+                    code=ErrorCode.BAD_FORMAT,
+                )
+            validate_reply(event, Delete(b"-"), self.limits)
+            # "After sending any Error reply, servers MUST close the connection immediately."
+            self._error_replied = True
+            self._state = ConnectionState.CLOSED
+            return encode_reply(event)
+        if self._error_replied or not self._pending:
+            raise LocalProtocolError(
+                "no request is waiting for a reply"
+                if not self._error_replied
+                else "the connection is closed: an Error reply was sent",
+                code=ErrorCode.BAD_FORMAT,
+            )
+        validate_reply(event, self._pending[0], self.limits)
+        self._pending.popleft()
+        if isinstance(event, ErrorReply):
+            # "After sending any Error reply, servers MUST close the connection immediately."
+            self._error_replied = True
+            self._pending.clear()
+            self._state = ConnectionState.CLOSED
+        return encode_reply(event)
+
+    # -- receiving --------------------------------------------------------------------------
+
+    def receive_data(self, data: bytes) -> None:
+        """Buffer bytes from the peer; ``b""`` means the peer closed its side."""
+        if self._eof:
+            if data:
+                raise LocalProtocolError(
+                    "data received after end of stream", code=ErrorCode.BAD_FORMAT
+                )
+            return
+        if not data:
+            self._eof = True
+            return
+        if self._state is ConnectionState.OPEN:
+            self._buffer.feed(data)
+        # CLOSED/ERROR: bytes after an Error reply are discarded with the connection.
+
+    def next_event(self) -> Event | NeedData:
+        """The next complete event, ``NEED_DATA``, or ``RemoteProtocolError``."""
+        if self._state is not ConnectionState.OPEN:
+            if self._state is ConnectionState.ERROR and self._error is not None:
+                raise RemoteProtocolError(
+                    f"connection already failed: {self._error.message}",
+                    code=self._error.code,
+                    fatal=True,
+                )
+            return NEED_DATA
+        event: Event | None
+        try:
+            if self._replies is not None:
+                event = self._next_reply()
+            else:
+                assert self._commands is not None
+                request = self._commands.next_command()
+                if request is not None:
+                    self._pending.append(request)
+                event = request
+        except Malformed as error:
+            self._state = ConnectionState.ERROR
+            self._error = remote_error(error, self._role)
+            raise self._error from None
+        if event is None:
+            return self._need_data()
+        return event
+
+    def _next_reply(self) -> Reply | None:
+        pending = self._pending
+        if not pending:
+            if len(self._buffer):
+                raise Malformed(ErrorCode.BAD_FORMAT, "a reply arrived with no pending request")
+            return None
+        assert self._replies is not None
+        reply = self._replies.next_reply(pending[0])
+        if reply is None:
+            return None
+        pending.popleft()
+        if isinstance(reply, ErrorReply):
+            # The server closes after any Error; replies still pipelined are lost.
+            pending.clear()
+            self._state = ConnectionState.CLOSED
+        return reply
+
+    def _need_data(self) -> NeedData:
+        if self._eof:
+            busy = self._commands.in_command if self._commands else self._replies.in_reply  # type: ignore[union-attr]
+            if busy:
+                self._state = ConnectionState.ERROR
+                error = Malformed(ErrorCode.BAD_FORMAT, "the peer closed the connection mid-frame")
+                self._error = remote_error(error, self._role)
+                raise self._error
+            self._state = ConnectionState.CLOSED
+        return NEED_DATA
+
+    def events(self) -> Iterator[Event]:
+        """Every event the buffered bytes complete, until ``NEED_DATA``."""
+        while True:
+            event = self.next_event()
+            if event is NEED_DATA:
+                return
+            yield event
+
+    __iter__ = events

@@ -1,0 +1,362 @@
+"""The reply schema (spec section 8): parse replies typed by their request, validate, encode.
+
+A reply carries no tag saying what it answers: ``+OK`` answers CREATE, TRIM and DELETE, a Bulk
+String timestamp answers APPEND, an Array of ``[ts1, rec1, ts2, rec2, ...]`` answers READ, and an
+Error may answer anything. So the parser is told which request the next reply answers (the
+client's pending queue) and checks the reply against it.
+
+READ replies are checked as they arrive: an even number of elements, no more pairs than the
+COUNT asked for, Bulk Strings only, well-formed timestamps, "Returned records MUST be in strictly
+increasing timestamp order" and "only return records with timestamp strictly greater than"
+MIN_TIMESTAMP (``0-0`` by default).
+
+Speed: the READ loop first tries to match a whole ``$len ts $len`` header pair with one regex,
+and when every pair of a reply has the same header lengths (fixed-size records, timestamps of
+equal width: the common case) it matches the whole reply with one ``findall``. Anything unusual
+falls back to the element-by-element path, which gives the precise error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from s3p_codec._core import LocalProtocolError
+from s3p_codec.s3p.events import (
+    MAX_U64,
+    Append,
+    AppendReply,
+    ErrorCode,
+    ErrorReply,
+    Ok,
+    Read,
+    ReadReply,
+    Reply,
+    Request,
+    Timestamp,
+    parse_timestamp,
+)
+from s3p_codec.s3p.limits import MAX_OPTION_SIZE, Limits
+from s3p_codec.s3p.wire import (
+    ARRAY,
+    BULK,
+    ERROR,
+    SIMPLE,
+    WireBuffer,
+    bad_format,
+    check_bulk_length,
+    encode_bulk,
+    is_text,
+)
+
+__all__ = ["ReplyParser", "encode_reply", "parse_error_line", "validate_reply"]
+
+_ZERO = Timestamp(0, 0)
+_OK = bytearray(b"OK")
+_new_timestamp = tuple.__new__
+_PAIR = re.compile(rb"\$([1-9][0-9]?)\r\n([0-9]{1,20})-([0-9]{1,20})\r\n\$([1-9][0-9]{0,9})\r\n")
+_UNIFORM_MAX_RECORD = 512  # above this, slicing beats matching the payload with the regex
+_uniform_cache: dict[tuple[int, int], Callable[..., list[tuple[bytes, bytes]]]] = {}
+_CODES = {code.value.encode(): code for code in ErrorCode}
+
+
+def _uniform_findall(ts_len: int, rec_len: int) -> Callable[..., list[tuple[bytes, bytes]]]:
+    found = _uniform_cache.get((ts_len, rec_len))
+    if found is None:
+        if len(_uniform_cache) > 256:
+            _uniform_cache.clear()
+        pattern = rb"\$%d\r\n([0-9-]{%d})\r\n\$%d\r\n(.{%d})\r\n" % (
+            ts_len,
+            ts_len,
+            rec_len,
+            rec_len,
+        )
+        found = re.compile(pattern, re.DOTALL).findall
+        _uniform_cache[(ts_len, rec_len)] = found
+    return found
+
+
+def parse_error_line(text: bytes | bytearray) -> ErrorReply:
+    """``<ERROR_CODE> <message>``: the code must be one of the spec's canonical codes."""
+    raw_code, _, message = bytes(text).partition(b" ")
+    code = _CODES.get(raw_code)
+    if code is None:
+        raise bad_format(f"Error reply with an unknown error code: {bytes(text)[:64]!r}")
+    return ErrorReply(code, message.decode("ascii"))
+
+
+class ReplyParser:
+    """Turns the server-to-client byte stream into typed replies, given what each answers."""
+
+    def __init__(self, buffer: WireBuffer, limits: Limits) -> None:
+        self.buffer = buffer
+        self.limits = limits
+        self.start = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self._count = -1  # READ: elements declared; -1: no reply begun
+        self._bulk = -1
+        self._records: list[tuple[Timestamp, bytes]] = []
+        self._stamp: Timestamp | None = None  # READ: timestamp waiting for its record
+        self._prev = _ZERO
+        self._max_pairs = 0
+
+    @property
+    def in_reply(self) -> bool:
+        return self._count >= 0 or self._bulk >= 0 or len(self.buffer) > 0
+
+    def next_reply(self, request: Request) -> Reply | None:
+        """The reply to ``request`` if complete, else None; raises Malformed."""
+        buf = self.buffer
+        if self._count < 0 and self._bulk < 0:
+            self.start = buf.offset
+            header = buf.read_header()
+            if header is None:
+                return None
+            kind, arg = header
+            if kind == ERROR:
+                assert isinstance(arg, bytearray)
+                reply: Reply = parse_error_line(arg)
+                buf.compact()
+                return reply
+            if isinstance(request, Read):
+                if kind != ARRAY:
+                    raise bad_format("a READ reply MUST be an Array of Bulk Strings")
+                assert isinstance(arg, int)
+                self._begin_read(request, arg)
+            elif isinstance(request, Append):
+                if kind != BULK:
+                    raise bad_format("an APPEND reply MUST be a Bulk String timestamp")
+                assert isinstance(arg, int)
+                check_bulk_length(arg, MAX_OPTION_SIZE, "timestamp", ErrorCode.BAD_FORMAT)
+                self._bulk = arg
+            else:
+                if kind != SIMPLE or arg != _OK:
+                    raise bad_format(f"a {type(request).__name__.upper()} reply MUST be +OK")
+                buf.compact()
+                return Ok()
+        if self._count >= 0:
+            return self._read_body()
+        value = buf.take_bulk(self._bulk)
+        if value is None:
+            return None
+        self._bulk = -1
+        stamp = parse_timestamp(value)
+        if stamp is None:
+            raise bad_format(f"APPEND reply is not a <ms>-<seq> timestamp: {value[:64]!r}")
+        buf.compact()
+        return AppendReply(stamp)
+
+    def _begin_read(self, request: Read, count: int) -> None:
+        if count % 2:
+            raise bad_format(f"a READ reply holds timestamp/record pairs; got {count} elements")
+        limit = request.count if request.count is not None else self.limits.max_count
+        if count // 2 > limit:
+            raise bad_format(f"a READ reply of {count // 2} records; at most {limit} asked for")
+        after = request.min_timestamp
+        self._prev = _ZERO if after is None else after
+        self._count = count
+
+    def _read_body(self) -> ReadReply | None:
+        buf = self.buffer
+        data = buf.data
+        records = self._records
+        max_record = self.limits.max_record_size
+        pairs_left = self._count // 2 - len(records)
+        if self._stamp is None and self._bulk < 0 and pairs_left > 1:
+            self._uniform(pairs_left)
+            pairs_left = self._count // 2 - len(records)
+        match = _PAIR.match
+        while pairs_left:
+            if self._stamp is None and self._bulk < 0:
+                # Fast path: one regex for the header pair, then slice the record.
+                pos = buf.pos
+                found = match(data, pos)
+                if found is not None:
+                    ts_len, ms, seq, rec_len = found.groups()
+                    start = found.end()
+                    size = int(rec_len)
+                    end = start + size
+                    if (
+                        int(ts_len) == len(ms) + len(seq) + 1
+                        and size <= max_record
+                        and len(data) >= end + 2
+                        and data[end : end + 2] == b"\r\n"
+                    ):
+                        ms_value = int(ms)
+                        seq_value = int(seq)
+                        stamp = _new_timestamp(Timestamp, (ms_value, seq_value))
+                        if ms_value <= MAX_U64 and seq_value <= MAX_U64 and stamp > self._prev:
+                            if size > 4096:
+                                with memoryview(data) as view:
+                                    record = bytes(view[start:end])
+                            else:
+                                record = bytes(data[start:end])
+                            records.append((stamp, record))
+                            self._prev = stamp
+                            buf.pos = buf.scan = end + 2
+                            pairs_left -= 1
+                            continue
+            # Slow path: element by element, with the precise error.
+            if not self._slow_element():
+                return None
+            if self._stamp is None and self._bulk < 0:
+                pairs_left = self._count // 2 - len(records)
+        reply = ReadReply(tuple(records))
+        self._reset()
+        buf.compact()
+        return reply
+
+    def _uniform(self, pairs: int) -> None:
+        """Match every remaining pair at once when they all share header lengths."""
+        buf = self.buffer
+        data = buf.data
+        found = _PAIR.match(data, buf.pos)
+        if found is None:
+            return
+        ts_len = int(found.group(1))
+        rec_len = int(found.group(4))
+        if rec_len > _UNIFORM_MAX_RECORD or rec_len > self.limits.max_record_size:
+            return
+        size = found.end() - buf.pos + rec_len + 2
+        end = buf.pos + size * pairs
+        if len(data) < end:
+            return
+        matches = _uniform_findall(ts_len, rec_len)(data, buf.pos, end)
+        if len(matches) != pairs:
+            return  # not uniform: some pair differs; take the pair-by-pair path
+        prev = self._prev
+        out = []
+        for text, record in matches:
+            ms, dash, seq = text.partition(b"-")
+            if not (dash and ms.isdigit() and seq.isdigit()):
+                return
+            stamp = _new_timestamp(Timestamp, (int(ms), int(seq)))
+            if stamp <= prev or stamp[0] > MAX_U64 or stamp[1] > MAX_U64:
+                return
+            prev = stamp
+            out.append((stamp, record))
+        self._records.extend(out)
+        self._prev = prev
+        buf.pos = buf.scan = end
+
+    def _slow_element(self) -> bool:
+        """Read one element of a READ reply; False if more bytes are needed."""
+        buf = self.buffer
+        if self._bulk < 0:
+            header = buf.read_header()
+            if header is None:
+                return False
+            kind, arg = header
+            if kind != BULK:
+                raise bad_format("a READ reply MUST hold Bulk Strings only")
+            assert isinstance(arg, int)
+            if self._stamp is None:
+                check_bulk_length(arg, MAX_OPTION_SIZE, "timestamp", ErrorCode.BAD_FORMAT)
+            else:
+                check_bulk_length(arg, self.limits.max_record_size, "record", ErrorCode.LIMITS)
+            self._bulk = arg
+        value = buf.take_bulk(self._bulk)
+        if value is None:
+            return False
+        self._bulk = -1
+        if self._stamp is None:
+            stamp = parse_timestamp(value)
+            if stamp is None:
+                raise bad_format(f"READ reply timestamp is not <ms>-<seq>: {value[:64]!r}")
+            if stamp <= self._prev:
+                raise bad_format(
+                    f"READ reply timestamps MUST be strictly increasing and after MIN_TIMESTAMP:"
+                    f" {stamp} after {self._prev}"
+                )
+            self._stamp = stamp
+        else:
+            self._records.append((self._stamp, value))
+            self._prev = self._stamp
+            self._stamp = None
+        return True
+
+
+# --- Sending ---------------------------------------------------------------------------------
+
+
+def _fail(message: str, code: ErrorCode = ErrorCode.BAD_FORMAT) -> LocalProtocolError:
+    return LocalProtocolError(message, code=code)
+
+
+def _check_read_reply(reply: ReadReply, request: Read, limits: Limits) -> None:
+    records = reply.records
+    if not isinstance(records, tuple):
+        raise _fail("ReadReply.records must be a tuple of (Timestamp, bytes) pairs")
+    limit = request.count if request.count is not None else limits.default_count
+    if len(records) > limit:
+        raise _fail(f"READ returns up to COUNT records: {len(records)} > {limit}")
+    prev = request.min_timestamp or _ZERO
+    for pair in records:
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise _fail(f"each READ record is a (Timestamp, bytes) pair, got {pair!r}")
+        stamp, record = pair
+        if not isinstance(stamp, Timestamp) or not stamp.is_valid:
+            raise _fail(f"not a valid Timestamp: {stamp!r}")
+        if stamp <= prev:
+            raise _fail(
+                "Returned records MUST be in strictly increasing timestamp order "
+                f"(after MIN_TIMESTAMP): {stamp} after {prev}"
+            )
+        if not isinstance(record, bytes) or not record:
+            raise _fail("each record MUST be non-empty bytes ($0 is not allowed)")
+        if len(record) > limits.max_record_size:
+            raise _fail(f"record of {len(record)} bytes exceeds the limit", ErrorCode.LIMITS)
+        prev = stamp
+
+
+def validate_error(reply: ErrorReply) -> None:
+    if not isinstance(reply.code, ErrorCode):
+        raise _fail(f"ErrorReply.code must be an ErrorCode, got {reply.code!r}")
+    message = reply.message
+    if not isinstance(message, str) or not is_text(message.encode("utf-8")):
+        raise _fail("an Error message is printable ASCII without CR or LF")
+
+
+def validate_reply(reply: Reply, request: Request, limits: Limits) -> None:
+    """Raise ``LocalProtocolError`` unless ``reply`` is a valid answer to ``request``."""
+    if isinstance(reply, ErrorReply):
+        validate_error(reply)
+        return
+    expected: type = Ok
+    if isinstance(request, Read):
+        expected = ReadReply
+    elif isinstance(request, Append):
+        expected = AppendReply
+    if type(reply) is not expected:
+        raise _fail(
+            f"{type(request).__name__} is answered by {expected.__name__} or ErrorReply,"
+            f" not {type(reply).__name__}"
+        )
+    if isinstance(reply, ReadReply):
+        assert isinstance(request, Read)
+        _check_read_reply(reply, request, limits)
+    elif isinstance(reply, AppendReply):
+        stamp = reply.timestamp
+        if not isinstance(stamp, Timestamp) or not stamp.is_valid:
+            raise _fail(f"not a valid Timestamp: {stamp!r}")
+
+
+def encode_reply(reply: Reply) -> bytes:
+    """The wire bytes of a (validated) reply."""
+    if isinstance(reply, Ok):
+        return b"+OK\r\n"
+    if isinstance(reply, AppendReply):
+        return encode_bulk(bytes(reply.timestamp))
+    if isinstance(reply, ReadReply):
+        out = [b"*%d\r\n" % (2 * len(reply.records))]
+        for stamp, record in reply.records:
+            text = bytes(stamp)
+            out.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(text), text, len(record), record))
+        return b"".join(out)
+    if isinstance(reply, ErrorReply):
+        if reply.message:
+            return b"-%s %s\r\n" % (reply.code.value.encode(), reply.message.encode("ascii"))
+        return b"-%s\r\n" % reply.code.value.encode()
+    raise _fail(f"not an S3P reply: {reply!r}")
