@@ -1,0 +1,118 @@
+"""S2S decoding speed: frames of ReadBatch to typed events, against the protobuf runtime.
+
+    python benchmarks/s2s_bench.py [--seconds 1.0]
+
+Cases: ReadBatch of 100 records of 1 KiB, and of 1,000 records of 64 bytes. For each:
+- ours: a read-session client ``Connection`` fed the framed bytes, ``next_event()`` to the
+  ``ReadBatch`` event (framing + hand-written protobuf + events);
+- runtime: the official protobuf runtime's ``ParseFromString`` on the payload plus building the
+  same events from the runtime message (no framing at all: a floor for the runtime path);
+- compressed: the same with a zstd frame, against zstandard's decompression alone.
+Printed as a table with ratios (ours / peer): the target is at most 1.5x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import zstandard
+
+from s3p_codec import Role, s2s
+from s3p_codec.s2s import proto
+from s3p_codec.s2s.compression import Compression, compress
+from s3p_codec.s2s.wire import encode_frame
+from tests.s2s import s2_pb as pb
+
+
+def _batch(count: int, size: int) -> s2s.ReadBatch:
+    base = 1_700_000_000_000
+    body = bytes(range(256)) * (size // 256 + 1)
+    records = tuple(
+        s2s.SequencedRecord(
+            seq_num=1_000_000 + i, timestamp=base + i, body=body[i % 7 : i % 7 + size]
+        )
+        for i in range(count)
+    )
+    return s2s.ReadBatch(records, s2s.StreamPosition(1_000_000 + count, base + count))
+
+
+def _runtime_events(payload: bytes) -> s2s.ReadBatch:
+    message = pb.ReadBatch()
+    message.ParseFromString(payload)
+    tail = (
+        s2s.StreamPosition(message.tail.seq_num, message.tail.timestamp)
+        if message.HasField("tail")
+        else None
+    )
+    return s2s.ReadBatch(
+        tuple(
+            s2s.SequencedRecord(
+                r.seq_num,
+                r.timestamp,
+                r.body,
+                tuple(s2s.Header(h.name, h.value) for h in r.headers),
+            )
+            for r in message.records
+        ),
+        tail,
+    )
+
+
+def _ours(frame: bytes) -> Callable[[], object]:
+    def run() -> object:
+        conn = s2s.Connection(Role.CLIENT, s2s.Session.READ)
+        conn.receive_data(frame)
+        return conn.next_event()
+
+    return run
+
+
+def _timeit(fn: Callable[[], object], seconds: float) -> float:
+    fn()
+    runs = 0
+    began = time.perf_counter()
+    while True:
+        fn()
+        runs += 1
+        took = time.perf_counter() - began
+        if took >= seconds:
+            return took / runs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    args = parser.parse_args(argv)
+    dctx = zstandard.ZstdDecompressor()
+    rows = []
+    for label, count, size in (("100 x 1 KiB", 100, 1024), ("1000 x 64 B", 1000, 64)):
+        batch = _batch(count, size)
+        payload = proto.encode_read_batch(batch)
+        assert _runtime_events(payload) == batch == _ours(encode_frame(payload))()
+        frame = encode_frame(payload)
+        ours = _timeit(_ours(frame), args.seconds)
+        peer = _timeit(lambda p=payload: _runtime_events(p), args.seconds)
+        rows.append((f"{label} plain", ours, "protobuf ParseFromString + events", peer))
+        squeezed = compress(payload, Compression.ZSTD)
+        zframe = encode_frame(squeezed, Compression.ZSTD)
+        ours_z = _timeit(_ours(zframe), args.seconds)
+        peer_z = _timeit(lambda s=squeezed: dctx.stream_reader(s).read(), args.seconds)
+        rows.append((f"{label} zstd", ours_z, "zstandard decompression alone", peer_z))
+        peer_zf = _timeit(
+            lambda s=squeezed: _runtime_events(dctx.stream_reader(s).read()), args.seconds
+        )
+        rows.append((f"{label} zstd", ours_z, "zstd + ParseFromString + events", peer_zf))
+    print(f"{'case':<22} {'ours us':>9} {'peer us':>9} {'ratio':>6}  peer")
+    for label, ours, peer_name, peer in rows:
+        print(f"{label:<22} {ours * 1e6:9.1f} {peer * 1e6:9.1f} {ours / peer:6.2f}  {peer_name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,64 @@
+"""S2S (S2 Streaming): the framed protobuf sessions of S2, sans-IO.
+
+    from s3p_codec import s2s, Role
+    conn = s2s.Connection(Role.CLIENT, s2s.Session.APPEND, compression=s2s.Compression.ZSTD)
+    body = conn.send(s2s.AppendInput(records=(s2s.AppendRecord(b"hello"),)))
+    conn.receive_data(response_body_chunk)
+    for event in conn.events(): ...          # AppendAck, ReconnectAdvised
+
+``s2s.http`` builds and checks the HTTP requests and responses that open sessions;
+``s2s.Observer`` decodes captured HTTP/1.1 exchanges that carry S2S bodies.
+"""
+
+from s3p_codec.s2s.compression import Compression, negotiate
+from s3p_codec.s2s.connection import Connection, Session, State, terminal_error
+from s3p_codec.s2s.errors import (
+    AppendConditionFailed,
+    ErrorCode,
+    ReadUnwritten,
+    SessionTerminated,
+    status_of,
+)
+from s3p_codec.s2s.events import (
+    AppendAck,
+    AppendInput,
+    AppendRecord,
+    Event,
+    Header,
+    Heartbeat,
+    ReadBatch,
+    ReconnectAdvised,
+    SequencedRecord,
+    StreamPosition,
+    Terminal,
+    metered_bytes,
+)
+from s3p_codec.s2s.limits import MAX_FRAME_LENGTH, Limits
+
+__all__ = [
+    "MAX_FRAME_LENGTH",
+    "AppendAck",
+    "AppendConditionFailed",
+    "AppendInput",
+    "AppendRecord",
+    "Compression",
+    "Connection",
+    "ErrorCode",
+    "Event",
+    "Header",
+    "Heartbeat",
+    "Limits",
+    "ReadBatch",
+    "ReadUnwritten",
+    "ReconnectAdvised",
+    "SequencedRecord",
+    "Session",
+    "SessionTerminated",
+    "State",
+    "StreamPosition",
+    "Terminal",
+    "metered_bytes",
+    "negotiate",
+    "status_of",
+    "terminal_error",
+]
