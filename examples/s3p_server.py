@@ -1,0 +1,477 @@
+"""A real S3P v0.1.0 server with in-memory streams, on asyncio (default) or trio.
+
+::
+
+    python -m examples.s3p_server --port 7500                  # 127.0.0.1 unless --host
+    python -m examples.s3p_server --port 7500 --backend trio --max-count 500 --idle-timeout 60
+
+The codec (``s3p_codec.s3p``) checks every request against the configured ``Limits`` and turns
+malformed or over-limit requests into error replies; the I/O adapter sends them and closes the
+connection. What is left here is what only a server with state can decide, kept in one class,
+:class:`Store`, that both backends share:
+
+- CREATE answers ``ERR_STREAM_EXISTS`` for a name already taken; APPEND, READ, TRIM and DELETE
+  answer ``ERR_UNKNOWN_STREAM`` for a name that is not.
+- "When TIMESTAMP_STRATEGY=server, the server MUST generate strictly increasing timestamps even
+  under concurrency": a stream's timestamps come from the wall clock in milliseconds, and from
+  ``<tail ms>-<tail seq + 1>`` when the clock has not moved past the tail (or went back). Both
+  backends run every store operation to completion on one thread, so no two APPENDs interleave.
+- "When TIMESTAMP_STRATEGY=client, the server MUST reject APPENDs whose timestamps are ≤ the
+  last appended timestamp" (``ERR_BAD_FORMAT``). The tail starts at ``0-0``, so ``0-0`` itself is
+  never accepted (a record there could never be read: READ's default MIN_TIMESTAMP is ``0-0``
+  and returns records strictly after it).
+- An APPEND of several records gives them consecutive timestamps: the first gets the generated
+  (or client-given) timestamp, each next one the same ms and seq + 1; the reply carries the last.
+  A client timestamp whose seq would overflow 64 bits across the batch is ``ERR_BAD_FORMAT``.
+- READ returns up to COUNT (default: ``--default-count``) records strictly after MIN_TIMESTAMP.
+  With none and BLOCK > 0 it waits, woken by any APPEND to that stream, and answers an empty
+  array when BLOCK milliseconds pass without a newer record. A DELETE wakes it too; it then
+  answers ``ERR_UNKNOWN_STREAM`` like any READ of a missing stream.
+- TRIM removes records strictly before UNTIL; the tail (and so the next timestamp) is kept.
+- Connection limits (spec section 11, RECOMMENDED): ``--idle-timeout`` closes a connection that
+  sent no request for that many seconds (a READ blocked on the server is not idle);
+  ``--max-connections`` closes, without a reply, connections accepted beyond the maximum (there is
+  no S3P error for it, and a reply nobody asked for would break the client's pairing).
+
+Every limit of spec section 11 is a flag; see ``--help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import bisect
+import logging
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+
+import attrs
+import trio
+
+from s3p_codec import Role, s3p
+from s3p_codec.io import ConnectionClosed
+from s3p_codec.io.asyncio import AsyncioConnection
+from s3p_codec.io.asyncio import serve as asyncio_serve
+from s3p_codec.io.trio import TrioConnection
+from s3p_codec.io.trio import serve as trio_serve
+
+__all__ = ["Server", "Store", "main", "run_asyncio", "run_trio"]
+
+log = logging.getLogger("s3p_server")
+
+_SEQ_BITS = 64
+_SEQ_MASK = (1 << _SEQ_BITS) - 1
+_new_timestamp = tuple.__new__  # Timestamp is a NamedTuple: skip its Python-level __new__
+
+
+def _key(timestamp: s3p.Timestamp) -> int:
+    """A timestamp as one int that orders like ``(ms, seq)``: cheap to compare and bisect."""
+    return (timestamp.ms << _SEQ_BITS) | timestamp.seq
+
+
+def _timestamp(key: int) -> s3p.Timestamp:
+    return _new_timestamp(s3p.Timestamp, (key >> _SEQ_BITS, key & _SEQ_MASK))
+
+
+def wall_clock_ms() -> int:
+    """Milliseconds since the epoch: the ``<ms>`` part of server timestamps, as in Redis."""
+    return time.time_ns() // 1_000_000
+
+
+@attrs.define(eq=False)
+class Stream:
+    """One stream: parallel lists of timestamp keys and payloads, oldest first.
+
+    ``start`` is the index of the first live record: TRIM moves it forward and the dead prefix
+    is dropped only once it is half of the list, so trimming costs O(1) amortised per record.
+    """
+
+    strategy: s3p.TimestampStrategy
+    keys: list[int] = attrs.Factory(list)
+    records: list[bytes] = attrs.Factory(list)
+    start: int = 0
+    tail: int = 0  # key of the last timestamp ever appended (0-0 before the first)
+    waiters: set[Callable[[], None]] = attrs.Factory(set)
+
+    def wake(self) -> None:
+        waiters, self.waiters = self.waiters, set()
+        for wake in waiters:
+            wake()
+
+
+class Store:
+    """The protocol semantics of a server: in-memory streams, shared by both backends.
+
+    ``execute`` answers any request at once and never blocks; a READ that found nothing and
+    asked to BLOCK is finished by :func:`answer` with a backend's way to wait. The clock is an
+    argument so tests can drive it.
+    """
+
+    def __init__(self, limits: s3p.Limits, clock: Callable[[], int] = wall_clock_ms) -> None:
+        self.limits = limits
+        self.clock = clock
+        self.streams: dict[bytes, Stream] = {}
+
+    def execute(self, request: s3p.Request) -> s3p.Reply:
+        """The reply to ``request`` now (a blocking READ that found nothing gets ``()``)."""
+        if type(request) is s3p.Append:
+            return self.append(request)
+        if type(request) is s3p.Read:
+            return self.read(request)
+        if type(request) is s3p.Create:
+            return self.create(request)
+        if type(request) is s3p.Trim:
+            return self.trim(request)
+        if type(request) is s3p.Delete:
+            return self.delete(request)
+        raise TypeError(f"not an S3P request: {request!r}")
+
+    def create(self, request: s3p.Create) -> s3p.Reply:
+        if request.stream in self.streams:
+            return s3p.ErrorReply(s3p.ErrorCode.STREAM_EXISTS, "stream already exists")
+        strategy = request.timestamp_strategy or s3p.TimestampStrategy.SERVER
+        self.streams[request.stream] = Stream(strategy)
+        return s3p.Ok()
+
+    def append(self, request: s3p.Append) -> s3p.Reply:
+        stream = self.streams.get(request.stream)
+        if stream is None:
+            return _unknown_stream()
+        count = len(request.records)
+        if stream.strategy is s3p.TimestampStrategy.SERVER:
+            if request.timestamp is not None:
+                return s3p.ErrorReply(
+                    s3p.ErrorCode.BAD_FORMAT,
+                    "timestamp option present when strategy is set to server",
+                )
+            # Strictly increasing whatever the clock does: never below tail + 1.
+            first = max(self.clock() << _SEQ_BITS, stream.tail + 1)
+        else:
+            if request.timestamp is None:
+                return s3p.ErrorReply(s3p.ErrorCode.BAD_FORMAT, "missing timestamp option")
+            first = _key(request.timestamp)
+            if first <= stream.tail:
+                return s3p.ErrorReply(
+                    s3p.ErrorCode.BAD_FORMAT,
+                    f"timestamp {request.timestamp} is not greater than the tail "
+                    f"{_timestamp(stream.tail)}",
+                )
+            if request.timestamp.seq + count - 1 > _SEQ_MASK:
+                return s3p.ErrorReply(
+                    s3p.ErrorCode.BAD_FORMAT, "timestamp seq overflows across the records"
+                )
+        last = first + count - 1
+        if count == 1:
+            stream.keys.append(first)
+        else:
+            stream.keys.extend(range(first, last + 1))
+        stream.records.extend(request.records)
+        stream.tail = last
+        if stream.waiters:
+            stream.wake()
+        return s3p.AppendReply(_timestamp(last))
+
+    def read(self, request: s3p.Read) -> s3p.Reply:
+        stream = self.streams.get(request.stream)
+        if stream is None:
+            return _unknown_stream()
+        count = self.limits.default_count if request.count is None else request.count
+        keys = stream.keys
+        if request.min_timestamp is None:
+            begin = stream.start
+        else:
+            begin = bisect.bisect_right(keys, _key(request.min_timestamp), stream.start)
+        end = min(begin + count, len(keys))
+        records = stream.records
+        return s3p.ReadReply(tuple([(_timestamp(keys[i]), records[i]) for i in range(begin, end)]))
+
+    def trim(self, request: s3p.Trim) -> s3p.Reply:
+        stream = self.streams.get(request.stream)
+        if stream is None:
+            return _unknown_stream()
+        stream.start = bisect.bisect_left(stream.keys, _key(request.until), stream.start)
+        if stream.start * 2 >= len(stream.keys):
+            del stream.keys[: stream.start]
+            del stream.records[: stream.start]
+            stream.start = 0
+        return s3p.Ok()
+
+    def delete(self, request: s3p.Delete) -> s3p.Reply:
+        stream = self.streams.pop(request.stream, None)
+        if stream is None:
+            return _unknown_stream()
+        stream.wake()  # blocked READs re-run and find the stream gone
+        return s3p.Ok()
+
+    def watch(self, name: bytes, wake: Callable[[], None]) -> bool:
+        """Call ``wake`` at the next APPEND to (or DELETE of) stream ``name``; False if none."""
+        stream = self.streams.get(name)
+        if stream is None:
+            return False
+        stream.waiters.add(wake)
+        return True
+
+    def unwatch(self, name: bytes, wake: Callable[[], None]) -> None:
+        stream = self.streams.get(name)
+        if stream is not None:
+            stream.waiters.discard(wake)
+
+
+def _unknown_stream() -> s3p.ErrorReply:
+    return s3p.ErrorReply(s3p.ErrorCode.UNKNOWN_STREAM, "no stream with this name")
+
+
+Waiter = Callable[[Store, bytes, float], Awaitable[None]]
+"""A backend's way to wait: until stream ``name`` is woken, or ``seconds`` pass."""
+
+
+def must_block(request: s3p.Request, reply: s3p.Reply) -> bool:
+    """A READ that found nothing and asked to wait (BLOCK > 0)."""
+    return (
+        type(reply) is s3p.ReadReply
+        and not reply.records
+        and type(request) is s3p.Read
+        and bool(request.block_ms)
+    )
+
+
+async def answer_blocking(store: Store, request: s3p.Read, wait: Waiter) -> s3p.Reply:
+    """Finish a blocking READ: wait for a newer record for up to BLOCK ms, else ``[]``.
+
+    "If none exist and BLOCK > 0, wait up to BLOCK milliseconds for new records; return an
+    empty array if none arrive." An APPEND of records not newer than MIN_TIMESTAMP (possible
+    with client timestamps) wakes us for nothing: wait again for the time that is left.
+    """
+    assert request.block_ms is not None
+    deadline = time.monotonic() + request.block_ms / 1000
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return s3p.ReadReply(())
+        await wait(store, request.stream, left)
+        reply = store.execute(request)
+        if not must_block(request, reply):
+            return reply
+
+
+@attrs.define
+class Server:
+    """Configuration and shared state of one running server, whatever the backend."""
+
+    store: Store
+    idle_timeout: float | None = None
+    max_connections: int | None = None
+    connections: int = 0
+
+    @property
+    def limits(self) -> s3p.Limits:
+        return self.store.limits
+
+    def codec(self) -> s3p.Connection:
+        return s3p.Connection(Role.SERVER, limits=self.store.limits)
+
+    def admit(self) -> bool:
+        """Count a new connection in, unless the maximum is reached (then close it)."""
+        if self.max_connections is not None and self.connections >= self.max_connections:
+            log.info("refusing a connection: %d already open", self.connections)
+            return False
+        self.connections += 1
+        return True
+
+    def leave(self) -> None:
+        self.connections -= 1
+
+
+# --- asyncio backend -----------------------------------------------------------------------
+
+
+async def _asyncio_wait(store: Store, name: bytes, seconds: float) -> None:
+    woken = asyncio.get_running_loop().create_future()
+
+    def wake() -> None:
+        if not woken.done():
+            woken.set_result(None)
+
+    if not store.watch(name, wake):
+        return
+    try:
+        await asyncio.wait_for(woken, seconds)
+    except TimeoutError:
+        pass
+    finally:
+        store.unwatch(name, wake)
+
+
+async def serve_asyncio(server: Server, host: str, port: int) -> asyncio.Server:
+    """Start listening; returns the ``asyncio.Server`` (its first socket gives the port)."""
+    store = server.store
+    idle = server.idle_timeout
+
+    async def handle(conn: AsyncioConnection[s3p.Event, s3p.Event]) -> None:
+        if not server.admit():
+            return
+        try:
+            while True:
+                if idle is None:
+                    request = await conn.next_event()
+                else:
+                    try:
+                        async with asyncio.timeout(idle):
+                            request = await conn.next_event()
+                    except TimeoutError:
+                        log.info("closing an idle connection")
+                        return
+                assert isinstance(request, s3p.Request)
+                reply = store.execute(request)
+                if must_block(request, reply):
+                    assert isinstance(request, s3p.Read)
+                    reply = await answer_blocking(store, request, _asyncio_wait)
+                await conn.send(reply)
+        except ConnectionClosed:
+            return
+        finally:
+            server.leave()
+
+    return await asyncio_serve(server.codec, handle, host, port)
+
+
+async def run_asyncio(server: Server, host: str, port: int) -> None:
+    """Serve on asyncio until cancelled."""
+    listener = await serve_asyncio(server, host, port)
+    address = listener.sockets[0].getsockname()
+    log.info("S3P server (asyncio) listening on %s:%d", address[0], address[1])
+    async with listener:
+        await listener.serve_forever()
+
+
+# --- trio backend --------------------------------------------------------------------------
+
+
+async def _trio_wait(store: Store, name: bytes, seconds: float) -> None:
+    woken = trio.Event()
+    if not store.watch(name, woken.set):
+        return
+    try:
+        with trio.move_on_after(seconds):
+            await woken.wait()
+    finally:
+        store.unwatch(name, woken.set)
+
+
+async def serve_trio(
+    server: Server,
+    host: str,
+    port: int,
+    *,
+    task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve on trio until cancelled; use with ``nursery.start`` to learn the listeners."""
+    store = server.store
+    idle = server.idle_timeout
+
+    async def handle(conn: TrioConnection[s3p.Event, s3p.Event]) -> None:
+        if not server.admit():
+            return
+        try:
+            while True:
+                if idle is None:
+                    request = await conn.next_event()
+                else:
+                    with trio.move_on_after(idle) as scope:
+                        request = await conn.next_event()
+                    if scope.cancelled_caught:
+                        log.info("closing an idle connection")
+                        return
+                assert isinstance(request, s3p.Request)
+                reply = store.execute(request)
+                if must_block(request, reply):
+                    assert isinstance(request, s3p.Read)
+                    reply = await answer_blocking(store, request, _trio_wait)
+                await conn.send(reply)
+        except ConnectionClosed:
+            return
+        finally:
+            server.leave()
+
+    await trio_serve(server.codec, handle, host, port, task_status=task_status)
+
+
+async def run_trio(server: Server, host: str, port: int) -> None:
+    """Serve on trio until cancelled."""
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(serve_trio, server, host, port)
+        address = listeners[0].socket.getsockname()
+        log.info("S3P server (trio) listening on %s:%d", address[0], address[1])
+
+
+# --- command line --------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    defaults = s3p.Limits()
+    parser = argparse.ArgumentParser(
+        prog="python -m examples.s3p_server", description="An in-memory S3P v0.1.0 server."
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=7500, help="TCP port (7500; 0: any)")
+    parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    limits = parser.add_argument_group("limits (spec section 11)")
+    for field in attrs.fields(s3p.Limits):
+        limits.add_argument(
+            "--" + field.name.replace("_", "-"),
+            type=int,
+            default=getattr(defaults, field.name),
+            metavar="N",
+            help=f"(default {getattr(defaults, field.name)})",
+        )
+    limits.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="close connections silent this long; 0 disables (300)",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=int,
+        default=1024,
+        metavar="N",
+        help="close connections accepted beyond this many; 0 disables (1024)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log each connection")
+    return parser.parse_args(argv)
+
+
+def build_server(args: argparse.Namespace) -> Server:
+    limits = s3p.Limits(**{f.name: getattr(args, f.name) for f in attrs.fields(s3p.Limits)})
+    return Server(
+        Store(limits),
+        idle_timeout=args.idle_timeout or None,
+        max_connections=args.max_connections or None,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(name)s %(message)s",
+    )
+    try:
+        server = build_server(args)
+    except ValueError as error:
+        print(f"s3p_server: {error}", file=sys.stderr)
+        return 2
+    try:
+        if args.backend == "trio":
+            trio.run(run_trio, server, args.host, args.port)
+        else:
+            asyncio.run(run_asyncio(server, args.host, args.port))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
