@@ -130,6 +130,7 @@ class FlowDecoder:
         self._maps = {d: _PacketMap() for d in Direction}
         self._requests: dict[int, float] = {}
         self._abandoned: set[Direction] = set()
+        self._begun: set[Direction] = set()
         self._undecoded: dict[Direction, list[Any]] = {}
 
     # -- input -------------------------------------------------------------------------------
@@ -238,6 +239,12 @@ class FlowDecoder:
                 continue
             if direction in self._abandoned:
                 continue
+            if direction not in self._begun and not isinstance(item, StreamEnd):
+                self._begun.add(direction)
+                if self.conversation.halves[item.sender].syn_seq is None:
+                    # The capture began mid-stream: the first byte seen may sit inside a frame,
+                    # so the Observer starts by hunting for a plausible frame start.
+                    rows.extend(self._rows(self._observe_gap(observer, direction, 0)))
             try:
                 if isinstance(item, StreamData):
                     outputs = observer.observe(direction, item.data)
@@ -251,6 +258,13 @@ class FlowDecoder:
                 continue
             rows.extend(self._rows(outputs))
         return rows
+
+    def _observe_gap(self, observer: Observer[Any], direction: Direction, size: int) -> Any:
+        try:
+            return observer.gap(direction, size)
+        except Exception as exc:  # an Observer must not raise; keep the capture going
+            self._abandoned.add(direction)
+            return [self._crash_row(direction, exc)]
 
     def _count_undecoded(self, direction: Direction, item: StreamItem) -> None:
         if isinstance(item, StreamEnd):
