@@ -33,6 +33,13 @@ from s3p_codec.s2s.events import (
     Terminal,
     metered_bytes,
 )
+from s3p_codec.s2s.http import (
+    ErrorResponse,
+    ReadQuery,
+    SessionRequest,
+    SessionResponse,
+)
+from s3p_codec.s2s.http1 import EndOfBody, Http1Connection
 from s3p_codec.s2s.limits import MAX_FRAME_LENGTH, Limits
 
 __all__ = [
@@ -43,6 +50,12 @@ __all__ = [
     "AppendRecord",
     "Compression",
     "Connection",
+    "EndOfBody",
+    "ErrorResponse",
+    "Http1Connection",
+    "ReadQuery",
+    "SessionRequest",
+    "SessionResponse",
     "ErrorCode",
     "Event",
     "Header",
