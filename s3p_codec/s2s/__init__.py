@@ -41,6 +41,7 @@ from s3p_codec.s2s.http import (
 )
 from s3p_codec.s2s.http1 import EndOfBody, Http1Connection
 from s3p_codec.s2s.limits import MAX_FRAME_LENGTH, Limits
+from s3p_codec.s2s.observe import Observer
 
 __all__ = [
     "MAX_FRAME_LENGTH",
@@ -61,6 +62,7 @@ __all__ = [
     "Header",
     "Heartbeat",
     "Limits",
+    "Observer",
     "ReadBatch",
     "ReadUnwritten",
     "ReconnectAdvised",

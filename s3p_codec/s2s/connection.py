@@ -152,6 +152,10 @@ class Connection:
         """Append session: how many inputs await their ack."""
         return len(self._unacked)
 
+    def _expect_ack(self, records: int) -> None:
+        # For the Observer: an AppendInput of ``records`` records was seen going the other way.
+        self._unacked.append(records)
+
     def advise_reconnect(self) -> None:
         """Server: set the "reconnect advised" flag on every later regular frame (draining)."""
         if self._role is not Role.SERVER:

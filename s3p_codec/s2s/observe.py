@@ -1,0 +1,252 @@
+"""Passive decoding of captured S2S sessions: S2S frames inside HTTP/1.1 bodies.
+
+One ``Observer`` per TCP connection, fed both directions. Requests are parsed with h11 (one
+h11 machine per direction, each told what the other side said so that both stay in step across
+keep-alive cycles); a request that opens an S2S session (``s2s.http.parse_request``) gets a
+fresh ``pair_id``, and the frames of both bodies are decoded by an ``s2s.Connection`` per body
+(server role for the request body, client role for the response body), tagged with that id.
+Other HTTP exchanges (the JSON REST calls around sessions) are skipped.
+
+Reported: ``SessionRequest``; ``SessionResponse`` for a 200 with ``s2s/proto``, or
+``ErrorResponse`` (status and JSON ``code``/``message``) for a refusal; then ``AppendInput`` /
+``AppendAck`` / ``ReadBatch`` / ``Heartbeat`` / ``ReconnectAdvised``; a terminal frame is reported
+as a ``Terminal`` event (a capture shows it; it is not a decoding failure).
+
+Offsets: HTTP/1.1 chunk framing sits between TCP bytes and frames, so an event's ``start`` and
+``end`` are the bounds of the data passed to the ``observe`` call that completed it (what the
+capture layer maps to packets), not of the frame alone.
+
+A broken stream yields ``ObservedError``; S2S has no resynchronisation point inside an HTTP body,
+so that direction is abandoned (``resynchronized=False``), as it is after a gap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import h11
+
+from s3p_codec._core import (
+    NEED_DATA,
+    Direction,
+    Observed,
+    ObservedError,
+    ObservedGap,
+    ObserverOutput,
+    RemoteProtocolError,
+    Role,
+)
+from s3p_codec.s2s.connection import Connection, State
+from s3p_codec.s2s.errors import ErrorCode, SessionTerminated
+from s3p_codec.s2s.events import AppendInput, Event
+from s3p_codec.s2s.http import (
+    ErrorResponse,
+    SessionRequest,
+    SessionResponse,
+    check_response,
+    parse_request,
+)
+
+__all__ = ["Observer", "ObserverEvent"]
+
+ObserverEvent = SessionRequest | SessionResponse | ErrorResponse | Event
+_Output = ObserverOutput[ObserverEvent]
+_MAX_ERROR_BODY = 64 * 1024
+_CHUNKED = [(b"transfer-encoding", b"chunked")]
+
+
+class Observer:
+    """Decodes both directions of one captured HTTP/1.1 connection that carries S2S sessions."""
+
+    def __init__(self) -> None:
+        self._c2s = h11.Connection(h11.SERVER)  # parses what the client sent
+        self._s2c = h11.Connection(h11.CLIENT)  # parses what the server sent
+        self._offset = {Direction.CLIENT_TO_SERVER: 0, Direction.SERVER_TO_CLIENT: 0}
+        self._dead: set[Direction] = set()
+        self._next_pair = 0
+        self._pair: int | None = None  # pair id of the current exchange, if it is a session
+        self._request: SessionRequest | None = None
+        self._bodies: dict[Direction, Connection] = {}
+        self._error_status: int | None = None
+        self._error_body = bytearray()
+        self._acks_due: list[int] = []  # inputs seen before the response opened the session
+        self._span = (0, 0)
+
+    # -- Observer protocol -----------------------------------------------------------------------
+
+    def observe(self, direction: Direction, data: bytes) -> Sequence[_Output]:
+        start = self._offset[direction]
+        self._offset[direction] += len(data)
+        if direction in self._dead or not data:
+            return []
+        self._span = (start, start + len(data))
+        machine = self._c2s if direction is Direction.CLIENT_TO_SERVER else self._s2c
+        try:
+            machine.receive_data(data)
+        except RuntimeError:  # data after the connection was closed
+            return []
+        return self._drain()
+
+    def gap(self, direction: Direction, size: int) -> Sequence[_Output]:
+        start = self._offset[direction]
+        self._offset[direction] += size
+        already = direction in self._dead
+        self._dead.add(direction)
+        return [] if already else [ObservedGap(direction, start, size, resynchronized=False)]
+
+    def close(self, direction: Direction) -> Sequence[_Output]:
+        if direction in self._dead:
+            return []
+        self._span = (self._offset[direction], self._offset[direction])
+        machine = self._c2s if direction is Direction.CLIENT_TO_SERVER else self._s2c
+        try:
+            machine.receive_data(b"")
+        except RuntimeError:
+            return []
+        return self._drain()
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _drain(self) -> list[_Output]:
+        out: list[_Output] = []
+        progress = True
+        while progress:
+            progress = False
+            for direction in (Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT):
+                if direction in self._dead:
+                    continue
+                try:
+                    if self._step(direction, out):
+                        progress = True
+                except RemoteProtocolError as exc:
+                    self._fail(direction, exc, out)
+                except h11.ProtocolError as exc:
+                    error = RemoteProtocolError(f"HTTP/1.1: {exc}", code=ErrorCode.BAD_HEADER)
+                    self._fail(direction, error, out)
+            if self._cycle_done():
+                self._c2s.start_next_cycle()
+                self._s2c.start_next_cycle()
+                self._pair = None
+                self._request = None
+                self._bodies.clear()
+                self._acks_due.clear()
+                progress = True
+        return out
+
+    def _cycle_done(self) -> bool:
+        return all(
+            machine.our_state is h11.DONE and machine.their_state is h11.DONE
+            for machine in (self._c2s, self._s2c)
+        )
+
+    def _fail(self, direction: Direction, error: RemoteProtocolError, out: list[_Output]) -> None:
+        self._dead.add(direction)
+        out.append(ObservedError(direction, error, self._span[0], resynchronized=False))
+
+    def _emit(self, direction: Direction, event: ObserverEvent, out: list[_Output]) -> None:
+        out.append(Observed(direction, event, self._span[0], self._span[1], self._pair))
+
+    def _body_events(self, direction: Direction, out: list[_Output]) -> bool:
+        body = self._bodies.get(direction)
+        if body is None:
+            return False
+        found = False
+        while True:
+            try:
+                event = body.next_event()
+            except SessionTerminated as ended:
+                self._emit(direction, ended.terminal, out)
+                return True
+            if event is NEED_DATA:
+                return found
+            if isinstance(event, AppendInput):
+                reader = self._bodies.get(Direction.SERVER_TO_CLIENT)
+                if reader is None:
+                    self._acks_due.append(len(event.records))
+                else:
+                    reader._expect_ack(len(event.records))
+            self._emit(direction, event, out)
+            found = True
+
+    def _step(self, direction: Direction, out: list[_Output]) -> bool:
+        """Handle one h11 event of ``direction``; True if anything happened."""
+        if self._body_events(direction, out):
+            return True
+        if direction is Direction.CLIENT_TO_SERVER:
+            item = self._c2s.next_event()
+        else:
+            if self._s2c.our_state is h11.IDLE:
+                return False  # no request seen yet: wait for the client's side
+            item = self._s2c.next_event()
+        if item is h11.NEED_DATA or item is h11.PAUSED:
+            return False
+        if isinstance(item, h11.Request):
+            self._on_request(item, out)
+        elif isinstance(item, h11.Response):
+            self._on_response(item, out)
+        elif isinstance(item, h11.Data):
+            self._on_data(direction, bytes(item.data))
+        elif isinstance(item, h11.EndOfMessage):
+            self._on_end(direction, out)
+        return not isinstance(item, h11.ConnectionClosed)
+
+    def _on_request(self, item: h11.Request, out: list[_Output]) -> None:
+        # Keep the response parser in step: it must know a request (and its method) was sent.
+        self._s2c.send(h11.Request(method=item.method, target=item.target, headers=[
+            (b"host", b"capture"), *_CHUNKED,
+        ]))  # fmt: skip
+        try:
+            request = parse_request(item.method, item.target, item.headers)
+        except RemoteProtocolError:
+            return  # not an S2S session: a REST call, skipped
+        self._pair = self._next_pair
+        self._next_pair += 1
+        self._request = request
+        self._bodies[Direction.CLIENT_TO_SERVER] = Connection(Role.SERVER, request.session)
+        self._emit(Direction.CLIENT_TO_SERVER, request, out)
+
+    def _on_response(self, item: h11.Response, out: list[_Output]) -> None:
+        self._c2s.send(h11.Response(status_code=item.status_code, headers=_CHUNKED))
+        self._error_status = None
+        if self._request is None:
+            return
+        if item.status_code != 200:
+            self._error_status = item.status_code
+            self._error_body.clear()
+            return
+        response = check_response(item.status_code, item.headers)
+        reader = Connection(Role.CLIENT, self._request.session)
+        for records in self._acks_due:
+            reader._expect_ack(records)
+        self._acks_due.clear()
+        self._bodies[Direction.SERVER_TO_CLIENT] = reader
+        self._emit(Direction.SERVER_TO_CLIENT, response, out)
+
+    def _on_data(self, direction: Direction, data: bytes) -> None:
+        if direction is Direction.SERVER_TO_CLIENT and self._error_status is not None:
+            self._error_body += data[: _MAX_ERROR_BODY - len(self._error_body)]
+            return
+        body = self._bodies.get(direction)
+        if body is not None and body.state is State.OPEN:
+            body.receive_data(data)
+
+    def _on_end(self, direction: Direction, out: list[_Output]) -> None:
+        if direction is Direction.CLIENT_TO_SERVER:
+            self._s2c.send(h11.EndOfMessage())
+        else:
+            self._c2s.send(h11.EndOfMessage())
+            if self._error_status is not None and self._request is not None:
+                try:
+                    check_response(self._error_status, [], bytes(self._error_body))
+                except SessionTerminated as refused:
+                    terminal = refused.terminal
+                    self._emit(
+                        direction,
+                        ErrorResponse(terminal.status, terminal.code, terminal.message),
+                        out,
+                    )
+                self._error_status = None
+        body = self._bodies.get(direction)
+        if body is not None and body.state is State.OPEN:
+            body.receive_data(b"")
+            self._body_events(direction, out)
