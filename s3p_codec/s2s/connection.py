@@ -118,6 +118,7 @@ class Connection:
         self._unacked: deque[int] = deque()
         self._last_ack_end: int | None = None
         self._last_frame_at: float | None = None
+        self._passive = False
 
     # -- the Connection protocol ---------------------------------------------------------------
 
@@ -152,9 +153,10 @@ class Connection:
         """Append session: how many inputs await their ack."""
         return len(self._unacked)
 
-    def _expect_ack(self, records: int) -> None:
-        # For the Observer: an AppendInput of ``records`` records was seen going the other way.
-        self._unacked.append(records)
+    def _observe_only(self) -> None:
+        # For the Observer, which sees acks without having sent the inputs: decode acks
+        # without matching them to inputs (the other direction is decoded separately).
+        self._passive = True
 
     def advise_reconnect(self) -> None:
         """Server: set the "reconnect advised" flag on every later regular frame (draining)."""
@@ -371,11 +373,12 @@ class Connection:
                 self._unacked.append(len(event.records))
             else:
                 event = proto.decode_append_ack(payload)
-                problem = self._check_ack(event)
-                if problem:
-                    raise RemoteProtocolError(problem, code=ErrorCode.INVALID)
-                self._unacked.popleft()
-                self._last_ack_end = event.end.seq_num
+                if not self._passive:
+                    problem = self._check_ack(event)
+                    if problem:
+                        raise RemoteProtocolError(problem, code=ErrorCode.INVALID)
+                    self._unacked.popleft()
+                    self._last_ack_end = event.end.seq_num
         elif self._role is Role.CLIENT:
             batch = proto.decode_read_batch(payload)
             if batch.records:

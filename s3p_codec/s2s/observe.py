@@ -38,7 +38,7 @@ from s3p_codec._core import (
 )
 from s3p_codec.s2s.connection import Connection, State
 from s3p_codec.s2s.errors import ErrorCode, SessionTerminated
-from s3p_codec.s2s.events import AppendInput, Event
+from s3p_codec.s2s.events import Event
 from s3p_codec.s2s.http import (
     ErrorResponse,
     SessionRequest,
@@ -69,7 +69,6 @@ class Observer:
         self._bodies: dict[Direction, Connection] = {}
         self._error_status: int | None = None
         self._error_body = bytearray()
-        self._acks_due: list[int] = []  # inputs seen before the response opened the session
         self._span = (0, 0)
 
     # -- Observer protocol -----------------------------------------------------------------------
@@ -129,7 +128,6 @@ class Observer:
                 self._pair = None
                 self._request = None
                 self._bodies.clear()
-                self._acks_due.clear()
                 progress = True
         return out
 
@@ -159,12 +157,6 @@ class Observer:
                 return True
             if event is NEED_DATA:
                 return found
-            if isinstance(event, AppendInput):
-                reader = self._bodies.get(Direction.SERVER_TO_CLIENT)
-                if reader is None:
-                    self._acks_due.append(len(event.records))
-                else:
-                    reader._expect_ack(len(event.records))
             self._emit(direction, event, out)
             found = True
 
@@ -216,9 +208,7 @@ class Observer:
             return
         response = check_response(item.status_code, item.headers)
         reader = Connection(Role.CLIENT, self._request.session)
-        for records in self._acks_due:
-            reader._expect_ack(records)
-        self._acks_due.clear()
+        reader._observe_only()
         self._bodies[Direction.SERVER_TO_CLIENT] = reader
         self._emit(Direction.SERVER_TO_CLIENT, response, out)
 
