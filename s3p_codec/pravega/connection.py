@@ -87,10 +87,10 @@ class Limits:
     max_writers: int = 10_000
 
     def __attrs_post_init__(self) -> None:
-        if not 0 < self.max_frame <= MAX_FRAME:
-            raise ValueError(f"max_frame must be in 1..{MAX_FRAME}")
-        if not 0 <= self.max_event_size <= self.max_frame - 16 - HEADER_SIZE:
-            raise ValueError("max_event_size must leave room for the AppendBlock framing")
+        if not 64 <= self.max_frame <= MAX_FRAME:
+            raise ValueError(f"max_frame must be in 64..{MAX_FRAME}")
+        if self.max_event_size < 0:
+            raise ValueError("max_event_size must not be negative")
         if self.max_writers < 1:
             raise ValueError("max_writers must be at least 1")
 
@@ -103,7 +103,8 @@ def compatible(hello: Hello) -> bool:
 class Connection:
     """One end of a Pravega wire connection: ``send`` events, ``receive_data`` + ``next_event``.
 
-    ``block_size`` is the client block writer's block size (0: one block per event).
+    ``block_size`` is the client block writer's block size (0: one block per event); it is
+    lowered if a block of that size would not fit ``limits.max_frame``.
     ``strict_strings`` picks strict (default) or lenient modified UTF-8 (see ``mutf8``).
     """
 
@@ -117,8 +118,13 @@ class Connection:
     ) -> None:
         self._role = role
         self.limits = limits = Limits() if limits is None else limits
-        if not 0 <= block_size <= limits.max_frame - 16 - 2 * HEADER_SIZE:
-            raise ValueError(f"block_size {block_size} does not fit a frame")
+        if block_size < 0:
+            raise ValueError("block_size must not be negative")
+        # A block (16-byte writer id + content + the final frame's header) must fit one frame,
+        # and so must an event sent in a block of its own size.
+        room = limits.max_frame - 16 - HEADER_SIZE
+        block_size = min(block_size, room - HEADER_SIZE)
+        max_event = min(limits.max_event_size, room - HEADER_SIZE)
         self.strict_strings = strict_strings
         self._state = ConnectionState.OPEN
         self._buffer = ReceiveBuffer()
@@ -126,7 +132,7 @@ class Connection:
         self._reply: object | None = None  # the one reply a server may still send after an error
         self._receives = REQUESTS if role is Role.SERVER else REPLIES
         self._sends = REPLIES if role is Role.SERVER else REQUESTS
-        self._writer = BlockWriter(block_size, limits.max_event_size)
+        self._writer = BlockWriter(block_size, max_event)
         self._reader = BlockReader(limits.max_writers)
         self.negotiated_version: int | None = None
         """``min(17, peer high)`` once the peer's Hello arrived and was compatible."""

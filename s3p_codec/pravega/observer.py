@@ -62,8 +62,8 @@ _CODES = {int(member): member for member in CommandType}
 
 
 class _Side:
-    __slots__ = ("block_start", "buffer", "direction", "pending_error", "reader", "receives",
-                 "scan_from", "scanning", "skip")  # fmt: skip
+    __slots__ = ("await_size", "block_start", "buffer", "direction", "pending_error", "reader",
+                 "receives", "scan_from", "scanning", "skip")  # fmt: skip
 
     def __init__(self, direction: Direction, limits: Limits) -> None:
         self.direction = direction
@@ -74,6 +74,7 @@ class _Side:
         self.block_start = 0
         self.skip = 0  # bytes still to drop (the rest of a frame damaged by a gap)
         self.scanning = False
+        self.await_size = 0  # while scanning: buffered bytes needed to check the candidate
         self.scan_from = 0  # absolute offset where the scan began
         self.pending_error: RemoteProtocolError | None = None
 
@@ -158,15 +159,38 @@ class Observer:
         )
 
     def _scan(self, side: _Side) -> bool:
-        """Drop bytes until a plausible header starts the buffer; False if more data needed."""
+        """Drop bytes until a plausible header starts the buffer; False if more data needed.
+
+        A candidate header must be followed by a payload that decodes, and, when the bytes
+        are here, by another plausible header. A candidate whose frame is not all here yet is
+        waited for (``side.await_size``), so a resynchronisation never rescans the same bytes
+        for every new chunk.
+        """
         buffer = side.buffer
+        if len(buffer) < side.await_size:
+            return False
+        side.await_size = 0
         data = buffer.peek(len(buffer)) or b""
         for offset in range(len(data) - HEADER_SIZE + 1):
             code, length = HEADER.unpack_from(data, offset)
-            if self._plausible(side, code, length):
+            if not self._plausible(side, code, length):
+                continue
+            stop = offset + HEADER_SIZE + length
+            if stop > len(data):
                 buffer.skip(offset)
-                side.scanning = False
-                return True
+                side.await_size = stop - offset
+                return False
+            try:
+                decode_payload(_CODES[code], data[offset + HEADER_SIZE : stop])
+            except RemoteProtocolError:
+                continue
+            if stop + HEADER_SIZE <= len(data):
+                following, size = HEADER.unpack_from(data, stop)
+                if not self._plausible(side, following, size):
+                    continue
+            buffer.skip(offset)
+            side.scanning = False
+            return True
         buffer.skip(max(0, len(data) - HEADER_SIZE + 1))
         return False
 
