@@ -119,6 +119,7 @@ class Connection:
         self._last_ack_end: int | None = None
         self._last_frame_at: float | None = None
         self._passive = False
+        self._last_compression: Compression | None = None
 
     # -- the Connection protocol ---------------------------------------------------------------
 
@@ -147,6 +148,11 @@ class Connection:
         if self._state in (State.TERMINATED, State.ERROR):
             return True
         return self._state is State.CLOSED and not self._unacked
+
+    @property
+    def last_compression(self) -> Compression | None:
+        """How the last regular frame received was compressed (None before the first)."""
+        return self._last_compression
 
     @property
     def unacked(self) -> int:
@@ -363,6 +369,7 @@ class Connection:
         if frame.terminal:
             raise terminal_error(decode_terminal(frame.payload))
         payload = decompress(frame.payload, frame.compression, self._limits.max_payload)
+        self._last_compression = frame.compression
         event: Event
         if self._session is Session.APPEND:
             if self._role is Role.SERVER:

@@ -467,3 +467,16 @@ def test_random_compressed_frames_give_events_or_our_errors_only(
         assert exc.code in expected  # noqa: PT017
     else:
         assert isinstance(event, s2s.AppendInput | s2s.ReadBatch | s2s.Heartbeat)
+
+
+def test_last_compression_reports_the_flag_of_the_last_frame() -> None:
+    server = s2s.Connection(Role.SERVER, READ, compression=Compression.GZIP)
+    client = s2s.Connection(Role.CLIENT, READ)
+    assert client.last_compression is None
+    big = s2s.ReadBatch((s2s.SequencedRecord(0, 0, b"z" * 2000),))
+    client.receive_data(server.send(big))
+    assert client.next_event() == big
+    assert client.last_compression is Compression.GZIP
+    client.receive_data(server.send(s2s.Heartbeat(POS(1, 0))))
+    client.next_event()
+    assert client.last_compression is Compression.NONE

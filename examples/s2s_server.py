@@ -1,0 +1,887 @@
+"""An S2-compatible server with in-memory basins and streams, on 127.0.0.1.
+
+::
+
+    python -m examples.s2s_server --port 8080              # HTTP/2 (cleartext) and HTTP/1.1
+    python -m examples.s2s_server --port 0 --heartbeat 1    # tests: OS-chosen port, fast beats
+
+Point the official Python SDK at it with direct endpoints (no TLS, the basin goes in the
+``s2-basin`` header)::
+
+    S2(token, endpoints=Endpoints(account="http://127.0.0.1:8080",
+                                  basin="http://127.0.0.1:8080"))
+
+One port speaks both HTTP/2 with prior knowledge (what the SDK sends to an ``http://``
+endpoint; the client preface ``PRI * HTTP/2.0`` tells it apart) through ``h2``, and HTTP/1.1
+through ``h11``. Both feed one transport-free request handler (:class:`Server`):
+
+- S2S sessions (``Content-Type``/``Accept: s2s/proto``) on ``/v1/streams/{stream}/records``:
+  append sessions (POST) answer one ``AppendAck`` per ``AppendInput`` in order; read sessions
+  (GET) send ``ReadBatch`` frames, a heartbeat (an empty batch with the tail) once caught up and
+  then every ``--heartbeat`` seconds (5-15 s, random, by default), and follow the stream live
+  unless a limit or ``wait`` ends them. Frames are compressed as negotiated from
+  ``Accept-Encoding`` (zstd, else gzip), from 1 KiB up. ``match_seq_num`` and fencing-token
+  mismatches end an append session with a 412 terminal frame (``{"seq_num_mismatch": N}`` /
+  ``{"fencing_token_mismatch": "..."}``); a read that starts past the tail gets 416 with the
+  tail (unless ``clamp=true``); an unknown stream, 404 ``stream_not_found``.
+- The REST calls the SDK makes around sessions: create (``POST /v1/streams``), delete and
+  get-config of a stream, check tail (``GET .../records/tail``), and the unary protobuf append
+  and read (``application/x-protobuf``; request bodies may carry ``Content-Encoding``).
+- A fence command record (one header with an empty name and value ``fence``) sets the stream's
+  fencing token to its body; a trim command record is stored like any record.
+
+All the S2S byte work is the codec's (``s3p_codec.s2s``): framing, compression, protobuf,
+session rules and the request/response checks. What is here is state and transport.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime
+import gzip
+import json
+import logging
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import unquote
+
+import attrs
+import h2.config
+import h2.connection
+import h2.events
+import h2.exceptions
+import h2.settings
+import h11
+import zstandard
+
+from s3p_codec import RemoteProtocolError, Role, s2s
+from s3p_codec.s2s import http as s2s_http
+from s3p_codec.s2s import proto
+
+__all__ = ["Basin", "Server", "Store", "Stream", "main", "serve"]
+
+log = logging.getLogger("s2s_server")
+
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+PROTOBUF = b"application/x-protobuf"
+JSON = b"application/json"
+MAX_BATCH_RECORDS = 1000
+MAX_BATCH_BYTES = 1024 * 1024
+Headers = list[tuple[bytes, bytes]]
+
+
+# -- state ------------------------------------------------------------------------------------
+
+
+@attrs.define
+class Stream:
+    """One stream: its records, fencing token, and the waiters woken by appends."""
+
+    name: str
+    created_at: str
+    records: list[s2s.SequencedRecord] = attrs.field(factory=list)
+    fencing_token: str | None = None
+    changed: asyncio.Condition = attrs.field(factory=asyncio.Condition)
+    deleted: bool = False
+
+    @property
+    def tail(self) -> s2s.StreamPosition:
+        last = self.records[-1].timestamp if self.records else 0
+        return s2s.StreamPosition(len(self.records), last)
+
+    def info(self) -> dict[str, Any]:
+        return {"name": self.name, "created_at": self.created_at, "deleted_at": None}
+
+
+@attrs.define
+class Basin:
+    name: str
+    streams: dict[str, Stream] = attrs.field(factory=dict)
+
+
+class AppendRefused(Exception):
+    """An append that must end the session (or the unary call) with ``terminal``."""
+
+    def __init__(self, terminal: s2s.Terminal) -> None:
+        super().__init__(terminal.message or terminal.code)
+        self.terminal = terminal
+
+
+class Store:
+    """In-memory basins (created on first use) and streams.
+
+    ``frames`` counts the append-session frames received per compression (what tests and
+    ``--verbose`` logs show to prove that negotiation happened on the wire).
+    """
+
+    def __init__(self) -> None:
+        self.basins: dict[str, Basin] = {}
+        self.frames: Counter[s2s.Compression] = Counter()
+
+    def basin(self, name: str) -> Basin:
+        if name not in self.basins:
+            self.basins[name] = Basin(name)
+        return self.basins[name]
+
+    def create(self, basin: str, name: str) -> Stream | None:
+        streams = self.basin(basin).streams
+        if name in streams:
+            return None
+        now = datetime.datetime.now(datetime.UTC).isoformat()
+        streams[name] = Stream(name, now)
+        return streams[name]
+
+    def get(self, basin: str, name: str) -> Stream | None:
+        return self.basin(basin).streams.get(name)
+
+    async def delete(self, basin: str, name: str) -> bool:
+        stream = self.basin(basin).streams.pop(name, None)
+        if stream is None:
+            return False
+        stream.deleted = True
+        async with stream.changed:
+            stream.changed.notify_all()
+        return True
+
+    async def append(self, stream: Stream, batch: s2s.AppendInput) -> s2s.AppendAck:
+        """Check the batch's conditions, then sequence its records; wakes live readers."""
+        tail = stream.tail
+        if batch.match_seq_num is not None and batch.match_seq_num != tail.seq_num:
+            raise AppendRefused(
+                s2s.Terminal(
+                    status=412,
+                    code="seq_num_mismatch",
+                    message=f"expected match_seq_num {tail.seq_num}",
+                    seq_num_mismatch=tail.seq_num,
+                )
+            )
+        if batch.fencing_token is not None and batch.fencing_token != (stream.fencing_token or ""):
+            raise AppendRefused(
+                s2s.Terminal(
+                    status=412,
+                    code="fencing_token_mismatch",
+                    message="fencing token mismatch",
+                    fencing_token_mismatch=stream.fencing_token or "",
+                )
+            )
+        now = int(time.time() * 1000)
+        timestamp = tail.timestamp
+        for record in batch.records:
+            # Timestamps never go back: a client timestamp below the last one is raised to it.
+            wanted = record.timestamp if record.timestamp is not None else now
+            timestamp = max(timestamp, wanted)
+            if (
+                len(record.headers) == 1
+                and record.headers[0].name == b""
+                and record.headers[0].value == b"fence"
+            ):
+                stream.fencing_token = record.body.decode("utf-8", "replace")
+            stream.records.append(
+                s2s.SequencedRecord(len(stream.records), timestamp, record.body, record.headers)
+            )
+        first = stream.records[tail.seq_num]
+        end = stream.tail
+        async with stream.changed:
+            stream.changed.notify_all()
+        return s2s.AppendAck(s2s.StreamPosition(first.seq_num, first.timestamp), end, end)
+
+
+# -- the request handler, free of transport ---------------------------------------------------
+
+
+class Response:
+    """What a transport gives the handler to answer one request (status, body chunks, end)."""
+
+    async def start(self, status: int, headers: Headers) -> None:
+        raise NotImplementedError
+
+    async def send(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    async def end(self) -> None:
+        raise NotImplementedError
+
+
+@attrs.frozen
+class Request:
+    method: bytes
+    target: bytes
+    headers: Headers
+    body: AsyncIterator[bytes]
+
+    def header(self, name: bytes) -> bytes | None:
+        for key, value in self.headers:
+            if key == name:
+                return value
+        return None
+
+
+def _json(status: int, value: object) -> tuple[int, Headers, bytes]:
+    body = json.dumps(value, separators=(",", ":")).encode()
+    return status, [(b"content-type", JSON), (b"content-length", str(len(body)).encode())], body
+
+
+def _error(status: int, code: str, message: str) -> tuple[int, Headers, bytes]:
+    return s2s_http.error_response(s2s.ErrorResponse(status, code, message))
+
+
+async def _whole(body: AsyncIterator[bytes], limit: int = 8 << 20) -> bytes:
+    chunks = bytearray()
+    async for chunk in body:
+        chunks += chunk
+        if len(chunks) > limit:
+            raise ValueError("request body too large")
+    return bytes(chunks)
+
+
+class Server:
+    """Answers S2 requests from any transport (see the module docstring)."""
+
+    def __init__(self, store: Store, heartbeat: tuple[float, float] = (5.0, 15.0)) -> None:
+        self.store = store
+        self.heartbeat = heartbeat
+
+    async def handle(self, request: Request, response: Response) -> None:
+        try:
+            await self._route(request, response)
+        except Exception:  # one request's failure must not take the connection down
+            log.exception("request failed: %s %s", request.method, request.target)
+            with contextlib.suppress(Exception):
+                await self._reply(response, *_error(500, "internal", "internal error"))
+
+    async def _reply(self, response: Response, status: int, headers: Headers, body: bytes) -> None:
+        await response.start(status, headers)
+        if body:
+            await response.send(body)
+        await response.end()
+
+    async def _route(self, request: Request, response: Response) -> None:
+        if request.header(b"authorization") is None:
+            await self._reply(response, *_error(401, "unauthorized", "missing access token"))
+            return
+        basin = (request.header(b"s2-basin") or b"default").decode("utf-8", "replace")
+        path, _, query = request.target.decode("ascii", "replace").partition("?")
+        parts = path.split("/")
+        s2s_session = s2s_http.CONTENT_TYPE in (
+            request.header(b"content-type"),
+            request.header(b"accept"),
+        )
+        if s2s_session:
+            await self._session(request, response, basin)
+            return
+        method = request.method
+        if parts == ["", "v1", "streams"] and method == b"POST":
+            await self._create(request, response, basin)
+        elif len(parts) == 4 and parts[:3] == ["", "v1", "streams"]:
+            name = unquote(parts[3])
+            stream = self.store.get(basin, name)
+            if method == b"DELETE":
+                found = await self.store.delete(basin, name)
+                await self._reply(response, 202, [], b"")
+                if not found:
+                    log.debug("delete of missing stream %s", name)
+            elif stream is None:
+                await self._reply(response, *_error(404, "stream_not_found", name))
+            elif method == b"GET":
+                await self._reply(response, *_json(200, {"storage_class": "express"}))
+            else:
+                await self._reply(response, *_error(405, "bad_path", "method not allowed"))
+        elif len(parts) == 6 and parts[4:] == ["records", "tail"] and method == b"GET":
+            stream = self.store.get(basin, unquote(parts[3]))
+            if stream is None:
+                await self._reply(response, *_error(404, "stream_not_found", parts[3]))
+            else:
+                tail = stream.tail
+                body = {"tail": {"seq_num": tail.seq_num, "timestamp": tail.timestamp}}
+                await self._reply(response, *_json(200, body))
+        elif len(parts) == 5 and parts[4] == "records" and method in (b"GET", b"POST"):
+            stream = self.store.get(basin, unquote(parts[3]))
+            if stream is None:
+                await self._reply(response, *_error(404, "stream_not_found", parts[3]))
+            elif method == b"POST":
+                await self._unary_append(request, response, stream)
+            else:
+                await self._unary_read(request, response, stream, query)
+        else:
+            await self._reply(response, *_error(404, "bad_path", f"no route for {path}"))
+
+    async def _create(self, request: Request, response: Response, basin: str) -> None:
+        try:
+            raw = decompress_body(await _whole(request.body), request.header(b"content-encoding"))
+            payload = json.loads(raw)
+            name = payload["stream"]
+            if not isinstance(name, str) or not name:
+                raise TypeError("stream name")
+        except Exception:
+            log.debug("bad create body", exc_info=True)
+            await self._reply(response, *_error(400, "bad_json", 'expected {"stream": name}'))
+            return
+        stream = self.store.create(basin, name)
+        if stream is None:
+            await self._reply(response, *_error(409, "resource_already_exists", name))
+        else:
+            await self._reply(response, *_json(201, stream.info()))
+
+    # -- unary protobuf calls ------------------------------------------------------------------
+
+    def _encoding(self, request: Request) -> s2s.Compression:
+        return s2s.negotiate(request.header(b"accept-encoding"))
+
+    async def _proto_reply(self, request: Request, response: Response, payload: bytes) -> None:
+        compression = self._encoding(request)
+        headers: Headers = [(b"content-type", PROTOBUF)]
+        if compression is not s2s.Compression.NONE and len(payload) >= 1024:
+            payload = compress_body(payload, compression)
+            headers.append((b"content-encoding", compression.encoding.encode()))
+        headers.append((b"content-length", str(len(payload)).encode()))
+        await self._reply(response, 200, headers, payload)
+
+    async def _unary_append(self, request: Request, response: Response, stream: Stream) -> None:
+        try:
+            body = decompress_body(await _whole(request.body), request.header(b"content-encoding"))
+            batch = proto.decode_append_input(body)
+        except (RemoteProtocolError, ValueError, OSError, EOFError) as exc:
+            await self._reply(response, *_error(400, "bad_proto", str(exc)))
+            return
+        if not 1 <= len(batch.records) <= MAX_BATCH_RECORDS:
+            await self._reply(response, *_error(422, "invalid", "1..1000 records per append"))
+            return
+        try:
+            ack = await self.store.append(stream, batch)
+        except AppendRefused as refused:
+            await self._reply(response, *s2s_http.error_response(refused.terminal))
+            return
+        await self._proto_reply(request, response, proto.encode_append_ack(ack))
+
+    async def _unary_read(
+        self, request: Request, response: Response, stream: Stream, query: str
+    ) -> None:
+        try:
+            parsed = s2s_http.parse_request(
+                b"GET", request.target, [(b"accept", s2s_http.CONTENT_TYPE)]
+            ).query
+        except RemoteProtocolError as exc:
+            reply = exc.reply
+            assert isinstance(reply, s2s.ErrorResponse)
+            await self._reply(response, *s2s_http.error_response(reply))
+            return
+        del query
+        start = self._start(stream, parsed)
+        if isinstance(start, s2s.Terminal):
+            await self._reply(response, *s2s_http.error_response(start))
+            return
+        records = self._slice(stream, start, parsed, parsed.count, parsed.bytes)
+        if not records and parsed.wait:
+            deadline = asyncio.get_running_loop().time() + parsed.wait
+            async with stream.changed:
+                while not records and not stream.deleted:
+                    remaining = deadline - asyncio.get_running_loop().time()
+                    if remaining <= 0:
+                        break
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stream.changed.wait(), remaining)
+                    records = self._slice(stream, start, parsed, parsed.count, parsed.bytes)
+        batch = s2s.ReadBatch(tuple(records), stream.tail)
+        await self._proto_reply(request, response, proto.encode_read_batch(batch))
+
+    # -- read positions --------------------------------------------------------------------------
+
+    def _start(self, stream: Stream, query: s2s.ReadQuery) -> int | s2s.Terminal:
+        tail = stream.tail
+        if query.timestamp is not None:
+            for record in stream.records:
+                if record.timestamp >= query.timestamp:
+                    return record.seq_num
+            return tail.seq_num
+        if query.tail_offset is not None:
+            return max(0, tail.seq_num - query.tail_offset)
+        start = query.seq_num or 0
+        if start > tail.seq_num:
+            if query.clamp:
+                return tail.seq_num
+            return s2s.Terminal(
+                status=416,
+                code="range_not_satisfiable",
+                message="read from unwritten position",
+                tail=tail,
+            )
+        return start
+
+    def _slice(
+        self,
+        stream: Stream,
+        start: int,
+        query: s2s.ReadQuery,
+        count: int | None,
+        size: int | None,
+    ) -> list[s2s.SequencedRecord]:
+        out: list[s2s.SequencedRecord] = []
+        metered = 0
+        limit = min(MAX_BATCH_RECORDS, count) if count else MAX_BATCH_RECORDS
+        byte_limit = min(MAX_BATCH_BYTES, size) if size else MAX_BATCH_BYTES
+        for record in stream.records[start : start + limit]:
+            if query.until is not None and record.timestamp >= query.until:
+                break
+            cost = s2s.metered_bytes((record,))
+            if out and metered + cost > byte_limit:
+                break
+            out.append(record)
+            metered += cost
+        return out
+
+    # -- S2S sessions ----------------------------------------------------------------------------
+
+    async def _session(self, request: Request, response: Response, basin: str) -> None:
+        try:
+            opened = s2s_http.parse_request(request.method, request.target, request.headers)
+        except RemoteProtocolError as exc:
+            reply = exc.reply
+            assert isinstance(reply, s2s.ErrorResponse)
+            await self._reply(response, *s2s_http.error_response(reply))
+            return
+        stream = self.store.get(basin, opened.stream)
+        if stream is None:
+            await self._reply(response, *_error(404, "stream_not_found", opened.stream))
+            return
+        if opened.session is s2s.Session.READ:
+            start = self._start(stream, opened.query)
+            if isinstance(start, s2s.Terminal):
+                await self._reply(response, *s2s_http.error_response(start))
+                return
+            status, headers = s2s_http.build_response(s2s.SessionResponse(opened.accept))
+            await response.start(status, headers)
+            codec = s2s.Connection(Role.SERVER, s2s.Session.READ, compression=opened.accept)
+            await self._read_session(codec, response, stream, start, opened.query)
+        else:
+            status, headers = s2s_http.build_response(s2s.SessionResponse(opened.accept))
+            await response.start(status, headers)
+            codec = s2s.Connection(Role.SERVER, s2s.Session.APPEND, compression=opened.accept)
+            await self._append_session(codec, request, response, stream)
+
+    async def _append_session(
+        self, codec: s2s.Connection, request: Request, response: Response, stream: Stream
+    ) -> None:
+        async for chunk in request.body:
+            codec.receive_data(chunk)
+            try:
+                for event in codec.events():
+                    assert isinstance(event, s2s.AppendInput)
+                    if codec.last_compression is not None:
+                        self.store.frames[codec.last_compression] += 1
+                    ack = await self.store.append(stream, event)
+                    await response.send(codec.send(ack))
+            except AppendRefused as refused:
+                await response.send(codec.send(refused.terminal))
+                await response.end()
+                return
+            except RemoteProtocolError as exc:
+                log.info("append session error: %s", exc)
+                if isinstance(exc.reply, s2s.Terminal):
+                    await response.send(codec.send(exc.reply))
+                await response.end()
+                return
+        codec.receive_data(b"")
+        try:
+            list(codec.events())
+        except RemoteProtocolError as exc:
+            if isinstance(exc.reply, s2s.Terminal):
+                await response.send(codec.send(exc.reply))
+        await response.end()
+
+    def _beat(self) -> float:
+        low, high = self.heartbeat
+        return random.uniform(low, high)
+
+    async def _read_session(
+        self,
+        codec: s2s.Connection,
+        response: Response,
+        stream: Stream,
+        start: int,
+        query: s2s.ReadQuery,
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        remaining_count = query.count
+        remaining_bytes = query.bytes
+        bounded = query.count is not None or query.bytes is not None or query.until is not None
+        # No wait given: follow the stream live unless bounded (then stop at the tail).
+        wait = query.wait if query.wait is not None else (0 if bounded else None)
+        position = start
+        caught_up_at: float | None = None
+        while not stream.deleted:
+            if (
+                query.until is not None
+                and position < len(stream.records)
+                and stream.records[position].timestamp >= query.until
+            ):
+                break
+            records = self._slice(stream, position, query, remaining_count, remaining_bytes)
+            if records:
+                await response.send(codec.send(s2s.ReadBatch(tuple(records), stream.tail)))
+                position = records[-1].seq_num + 1
+                caught_up_at = None
+                if remaining_count is not None:
+                    remaining_count -= len(records)
+                if remaining_bytes is not None:
+                    remaining_bytes -= s2s.metered_bytes(tuple(records))
+                if remaining_count == 0 or (remaining_bytes is not None and remaining_bytes <= 0):
+                    break
+                continue
+            # Caught up: say so with a heartbeat, then wait for appends, beating meanwhile.
+            now = loop.time()
+            if caught_up_at is None:
+                caught_up_at = now
+                await response.send(codec.send(s2s.Heartbeat(stream.tail)))
+            if wait is not None and now - caught_up_at >= wait:
+                break
+            timeout = self._beat()
+            if wait is not None:
+                timeout = min(timeout, caught_up_at + wait - now)
+            async with stream.changed:
+                if len(stream.records) <= position and not stream.deleted:
+                    try:
+                        await asyncio.wait_for(stream.changed.wait(), max(timeout, 0))
+                    except TimeoutError:
+                        if wait is None or loop.time() - caught_up_at < wait:
+                            await response.send(codec.send(s2s.Heartbeat(stream.tail)))
+        await response.end()
+
+
+def compress_body(data: bytes, compression: s2s.Compression) -> bytes:
+    if compression is s2s.Compression.GZIP:
+        return gzip.compress(data)
+    return bytes(zstandard.ZstdCompressor().compress(data))
+
+
+def decompress_body(data: bytes, encoding: bytes | None) -> bytes:
+    if encoding is None or encoding in (b"identity", b""):
+        return data
+    if encoding == b"gzip":
+        return gzip.decompress(data)
+    if encoding == b"zstd":
+        with zstandard.ZstdDecompressor().stream_reader(data) as reader:
+            return bytes(reader.read())
+    raise ValueError(f"unsupported content-encoding {encoding!r}")
+
+
+# -- HTTP/2 transport ---------------------------------------------------------------------------
+
+
+class _H2Response(Response):
+    def __init__(self, transport: _H2Connection, stream_id: int) -> None:
+        self.transport = transport
+        self.stream_id = stream_id
+
+    async def start(self, status: int, headers: Headers) -> None:
+        await self.transport.send_headers(self.stream_id, status, headers)
+
+    async def send(self, data: bytes) -> None:
+        await self.transport.send_data(self.stream_id, data, end=False)
+
+    async def end(self) -> None:
+        await self.transport.send_data(self.stream_id, b"", end=True)
+
+
+class _H2Connection:
+    """One HTTP/2 connection: h2 state, a reader loop, one task per request stream."""
+
+    def __init__(
+        self, server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self.server = server
+        self.reader = reader
+        self.writer = writer
+        config = h2.config.H2Configuration(client_side=False, header_encoding=None)
+        self.h2 = h2.connection.H2Connection(config=config)
+        self.bodies: dict[int, asyncio.Queue[bytes | None]] = {}
+        self.tasks: dict[int, asyncio.Task[None]] = {}
+        self.window_open = asyncio.Event()
+        self.closed = False
+
+    async def flush(self) -> None:
+        data = self.h2.data_to_send()
+        if data and not self.closed:
+            self.writer.write(data)
+            with contextlib.suppress(ConnectionError):
+                await self.writer.drain()
+
+    async def run(self, preface: bytes) -> None:
+        self.h2.initiate_connection()
+        self.h2.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 100})
+        await self.flush()
+        data = preface
+        try:
+            while data:
+                try:
+                    events = self.h2.receive_data(data)
+                except h2.exceptions.ProtocolError as exc:
+                    log.info("HTTP/2 error: %s", exc)
+                    await self.flush()
+                    return
+                for event in events:
+                    self.on_event(event)
+                await self.flush()
+                data = await self.reader.read(65536)
+        except ConnectionError:
+            pass
+        finally:
+            self.closed = True
+            self.window_open.set()
+            for task in self.tasks.values():
+                task.cancel()
+            for task in list(self.tasks.values()):
+                with contextlib.suppress(BaseException):
+                    await task
+
+    def on_event(self, event: h2.events.Event) -> None:
+        if isinstance(event, h2.events.RequestReceived):
+            stream_id = event.stream_id
+            assert stream_id is not None
+            headers = [(bytes(k), bytes(v)) for k, v in event.headers or []]
+            pseudo = dict(headers)
+            queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+            self.bodies[stream_id] = queue
+            request = Request(
+                method=pseudo.get(b":method", b"GET"),
+                target=pseudo.get(b":path", b"/"),
+                headers=[(k, v) for k, v in headers if not k.startswith(b":")],
+                body=self.body(stream_id, queue),
+            )
+            if event.stream_ended is not None:
+                queue.put_nowait(None)
+            task = asyncio.get_running_loop().create_task(
+                self.server.handle(request, _H2Response(self, stream_id))
+            )
+            self.tasks[stream_id] = task
+
+            def forget(_: asyncio.Task[None], sid: int = stream_id) -> None:
+                self.tasks.pop(sid, None)
+
+            task.add_done_callback(forget)
+        elif isinstance(event, h2.events.DataReceived):
+            queue_for = self.bodies.get(event.stream_id or 0)
+            if queue_for is not None and event.data:
+                queue_for.put_nowait(bytes(event.data))
+            if event.flow_controlled_length and event.stream_id is not None:
+                # Acknowledge at once: the session codec bounds what it buffers per frame.
+                with contextlib.suppress(h2.exceptions.ProtocolError):
+                    self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+        elif isinstance(event, h2.events.StreamEnded):
+            queue_for = self.bodies.get(event.stream_id or 0)
+            if queue_for is not None:
+                queue_for.put_nowait(None)
+        elif isinstance(event, h2.events.StreamReset):
+            running = self.tasks.get(event.stream_id or 0)
+            if running is not None:
+                running.cancel()
+        elif isinstance(event, h2.events.WindowUpdated | h2.events.RemoteSettingsChanged):
+            self.window_open.set()
+        elif isinstance(event, h2.events.ConnectionTerminated):
+            self.closed = True
+
+    async def body(
+        self, stream_id: int, queue: asyncio.Queue[bytes | None]
+    ) -> AsyncIterator[bytes]:
+        while True:
+            chunk = await queue.get()
+            if chunk is None:
+                self.bodies.pop(stream_id, None)
+                return
+            yield chunk
+
+    async def send_headers(self, stream_id: int, status: int, headers: Headers) -> None:
+        if self.closed:
+            raise ConnectionError("connection closed")
+        self.h2.send_headers(stream_id, [(b":status", str(status).encode()), *headers])
+        await self.flush()
+
+    async def send_data(self, stream_id: int, data: bytes, *, end: bool) -> None:
+        view = memoryview(data)
+        while view or end:
+            if self.closed:
+                raise ConnectionError("connection closed")
+            window = self.h2.local_flow_control_window(stream_id)
+            size = min(len(view), window, self.h2.max_outbound_frame_size)
+            if view and size <= 0:
+                self.window_open.clear()
+                await self.window_open.wait()
+                continue
+            last = size == len(view)
+            self.h2.send_data(stream_id, bytes(view[:size]), end_stream=end and last)
+            view = view[size:]
+            await self.flush()
+            if last:
+                return
+
+
+# -- HTTP/1.1 transport -------------------------------------------------------------------------
+
+
+class _H1Response(Response):
+    def __init__(self, transport: _H1Connection) -> None:
+        self.transport = transport
+
+    async def start(self, status: int, headers: Headers) -> None:
+        if not any(k == b"content-length" for k, _ in headers):
+            headers = [*headers, (b"transfer-encoding", b"chunked")]
+        await self.transport.write(h11.Response(status_code=status, headers=headers))
+
+    async def send(self, data: bytes) -> None:
+        if data:
+            await self.transport.write(h11.Data(data=data))
+
+    async def end(self) -> None:
+        await self.transport.write(h11.EndOfMessage())
+
+
+class _H1Connection:
+    """One HTTP/1.1 connection: requests one after the other, bodies full duplex."""
+
+    def __init__(
+        self, server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self.server = server
+        self.reader = reader
+        self.writer = writer
+        self.h11 = h11.Connection(h11.SERVER)
+
+    async def write(self, event: h11.Event) -> None:
+        data = self.h11.send(event)
+        if data:
+            self.writer.write(data)
+            await self.writer.drain()
+
+    async def next_event(self) -> object:
+        while True:
+            event = self.h11.next_event()
+            if event is h11.NEED_DATA:
+                self.h11.receive_data(await self.reader.read(65536))
+                continue
+            return event
+
+    async def run(self, first: bytes) -> None:
+        self.h11.receive_data(first)
+        while True:
+            try:
+                event = await self.next_event()
+            except h11.RemoteProtocolError as exc:
+                with contextlib.suppress(Exception):
+                    status, headers, body = _error(400, "bad_request", str(exc))
+                    await self.write(h11.Response(status_code=status, headers=headers))
+                    await self.write(h11.Data(data=body))
+                    await self.write(h11.EndOfMessage())
+                return
+            if not isinstance(event, h11.Request):
+                return
+            queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+            request = Request(
+                event.method,
+                event.target,
+                [(bytes(k), bytes(v)) for k, v in event.headers],
+                self.body(queue),
+            )
+            pump = asyncio.get_running_loop().create_task(self.pump(queue))
+            try:
+                await self.server.handle(request, _H1Response(self))
+            finally:
+                pump.cancel()
+                with contextlib.suppress(BaseException):
+                    await pump
+            if self.h11.our_state is not h11.DONE or self.h11.their_state is not h11.DONE:
+                return
+            self.h11.start_next_cycle()
+
+    async def pump(self, queue: asyncio.Queue[bytes | None]) -> None:
+        while True:
+            event = await self.next_event()
+            if isinstance(event, h11.Data):
+                queue.put_nowait(bytes(event.data))
+            else:
+                queue.put_nowait(None)
+                return
+
+    @staticmethod
+    async def body(queue: asyncio.Queue[bytes | None]) -> AsyncIterator[bytes]:
+        while True:
+            chunk = await queue.get()
+            if chunk is None:
+                return
+            yield chunk
+
+
+# -- entry points -----------------------------------------------------------------------------
+
+
+async def serve(
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    heartbeat: tuple[float, float] = (5.0, 15.0),
+    store: Store | None = None,
+) -> asyncio.Server:
+    """Start the server; ``server.sockets[0].getsockname()[1]`` is the port."""
+    app = Server(store if store is not None else Store(), heartbeat)
+
+    async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            first = await reader.read(len(H2_PREFACE))
+            while first and len(first) < len(H2_PREFACE) and H2_PREFACE.startswith(first):
+                more = await reader.read(len(H2_PREFACE) - len(first))
+                if not more:
+                    break
+                first += more
+            if not first:
+                return
+            if first == H2_PREFACE:
+                await _H2Connection(app, reader, writer).run(first)
+            else:
+                await _H1Connection(app, reader, writer).run(first)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    return await asyncio.start_server(on_connect, host, port)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument(
+        "--heartbeat",
+        type=float,
+        default=None,
+        help="seconds between read-session heartbeats (default: random 5-15 s)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    beat = (args.heartbeat, args.heartbeat) if args.heartbeat else (5.0, 15.0)
+
+    async def run() -> None:
+        server = await serve(args.host, args.port, heartbeat=beat)
+        port = server.sockets[0].getsockname()[1]
+        log.info("listening on %s:%d", args.host, port)
+        async with server:
+            await server.serve_forever()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
