@@ -44,9 +44,11 @@ from s3p_codec.durable.events import (
     SSEControl,
     SSEData,
     SSEEnd,
+    SSEEvent,
     SSEStart,
     StreamInfo,
 )
+from s3p_codec.durable.headers import parse_rfc3339, parse_ttl
 from s3p_codec.durable.limits import Limits
 from s3p_codec.durable.observer import Observer
 from s3p_codec.durable.producer import ProducerDecision, ProducerOutcome, ProducerState
@@ -89,6 +91,7 @@ __all__ = [
     "SSEControl",
     "SSEData",
     "SSEEnd",
+    "SSEEvent",
     "SSEStart",
     "ServerConnection",
     "StreamInfo",
@@ -96,6 +99,8 @@ __all__ = [
     "cursor",
     "jsonmode",
     "offsets",
+    "parse_rfc3339",
+    "parse_ttl",
     "producer",
     "sse",
 ]

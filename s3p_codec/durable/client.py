@@ -215,7 +215,9 @@ class ClientConnection:
     def _end(self) -> None:
         head, request = self._head, self._request
         assert head is not None
-        streaming = self._sse is not None
+        parser = self._sse
+        streaming = parser is not None
+        truncated = parser is not None and parser.pending
         self._sse = None
         self._head = None
         self._request = None
@@ -228,6 +230,11 @@ class ClientConnection:
             self._state = ConnectionState.CLOSED
         if streaming:
             self._queue.append(SSEEnd())
+            if truncated:
+                # The body ended inside an event: its data would be silently lost.
+                raise RemoteProtocolError(
+                    "the SSE body ended inside an event", code="sse", fatal=False
+                )
         elif request is None:  # the answer to a request the server could not parse
             self._queue.append(parse_error(head.status_code, list(head.headers), body))
         else:

@@ -40,6 +40,7 @@ __all__ = [
     "SSEControl",
     "SSEData",
     "SSEEnd",
+    "SSEEvent",
     "SSEStart",
     "StreamInfo",
 ]

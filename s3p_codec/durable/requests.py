@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, quote
 
 import h11
 
-from s3p_codec._core.errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
 from s3p_codec.durable import headers as H
 from s3p_codec.durable.events import (
     Append,
@@ -383,13 +383,3 @@ def validate_remote(event: Request, limits: Limits) -> None:
         _check_append(event)
     elif isinstance(event, Read):
         _check_read(event, limits)
-
-
-def as_remote(exc: ProtocolError) -> RemoteProtocolError:
-    """A 400 ``RemoteProtocolError`` with reply, for errors found while framing a request."""
-    return RemoteProtocolError(
-        exc.message,
-        code=ErrorCode.BAD_REQUEST,
-        fatal=True,
-        reply=ErrorResponse(ErrorCode.BAD_REQUEST, exc.message),
-    )
