@@ -1,0 +1,337 @@
+"""The RustLog state machine for one end of one TCP connection.
+
+States, as the spec draws them ("Connection Lifecycle")::
+
+    CONNECTED → REQUEST_ACTIVE → CONNECTED → CLOSED
+         ↑            ↓
+         └── ERROR ←──┘
+
+``TCP_CONNECTING`` belongs to the transport: a codec is made once the socket is up, so it
+starts in ``CONNECTED``. ``REQUEST_ACTIVE`` means "Processing request, response pending": at
+least one request has been sent (client) or received (server) and not yet answered. ``ERROR``
+("Protocol violation, connection terminated") and ``CLOSED`` are final.
+
+The protocol has no request ids: a response answers the oldest unanswered request, and its
+type must be that request's type + 0x80, or ``Error`` (0xFF), which answers anything.
+
+- Client role: one request in flight at a time by default ("Synchronous request processing (one
+  at a time)"); sending a second before the first is answered raises ``LocalProtocolError``.
+  ``pipelining=True`` lifts that: requests queue and responses are paired in order. A response
+  of the wrong type, or any frame while nothing is in flight, is fatal: pairing is lost. A
+  well-framed response the client cannot accept (unknown type, bad fields) raises a recoverable
+  ``RemoteProtocolError`` and counts as the answer to its request.
+- Server role: requests are answered in the order received (pipelined requests are simply
+  queued). A recoverable error ("Unknown request type", "Invalid request fields") raises
+  ``RemoteProtocolError(fatal=False)`` whose ``reply`` is the ``Error`` response to send; the
+  connection stays open and the bad request counts as answered once that reply is sent. A fatal
+  error moves to ``ERROR``; its ``reply`` (an ``Error``) may still be sent once, then
+  ``finished`` is True and the transport should be closed.
+
+End of stream (``receive_data(b"")``): complete frames still come out; a partial frame left
+over is a fatal error (the peer closed mid-frame); otherwise the state becomes ``CLOSED``. A
+server may still answer requests it received before the end (the peer may have half-closed).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from collections.abc import Iterator
+
+from s3p_codec._core import (
+    NEED_DATA,
+    LocalProtocolError,
+    NeedData,
+    ReceiveBuffer,
+    RemoteProtocolError,
+    Role,
+)
+from s3p_codec.rustlog import schema
+from s3p_codec.rustlog.events import (
+    RESPONSE_TO,
+    RESPONSE_TYPES,
+    Error,
+    ErrorCode,
+    Event,
+    Request,
+    Response,
+)
+from s3p_codec.rustlog.json_backend import JsonBackend, backend
+from s3p_codec.rustlog.limits import LENGTH_FIELD_SIZE, Limits
+from s3p_codec.rustlog.wire import HEADER, check_length, decode_payload, encode_frame
+
+__all__ = ["Connection", "State"]
+
+_RESPONSES = frozenset(RESPONSE_TYPES)
+
+
+class State(enum.Enum):
+    """The spec's connection states (``TCP_CONNECTING`` is the transport's business)."""
+
+    CONNECTED = "CONNECTED"
+    REQUEST_ACTIVE = "REQUEST_ACTIVE"
+    ERROR = "ERROR"
+    CLOSED = "CLOSED"
+
+
+class Connection:
+    """A sans-IO RustLog connection: ``send`` events to bytes, ``receive_data`` bytes to events.
+
+    ``json`` picks the JSON backend: ``"json"`` (standard library), ``"orjson"``, or None for
+    orjson when installed. Both give the same events and errors.
+    """
+
+    def __init__(
+        self,
+        role: Role,
+        limits: Limits | None = None,
+        *,
+        pipelining: bool = False,
+        json: str | JsonBackend | None = None,
+    ) -> None:
+        self._role = role
+        self._limits = limits if limits is not None else Limits()
+        self._pipelining = pipelining
+        self._json = backend(json)
+        self._context = schema.Context(self._limits, self._json.exact_integers)
+        self._decoders = (
+            schema.REQUEST_DECODERS if role is Role.SERVER else schema.RESPONSE_DECODERS
+        )
+        self._kind = "request" if role is Role.SERVER else "response"
+        self._buffer = ReceiveBuffer()
+        self._state = State.CONNECTED
+        # What may answer each unanswered request, oldest first (Error answers anything).
+        self._awaiting: deque[type[Response]] = deque()
+        self._frame_length: int | None = None  # header read, payload still arriving
+        self._eof = False
+        self._error: RemoteProtocolError | None = None
+        self._error_reply_allowed = False
+
+    def __repr__(self) -> str:
+        return f"<rustlog.Connection {self._role.value} {self._state.name}>"
+
+    # --- introspection ----------------------------------------------------------------------
+
+    @property
+    def role(self) -> Role:
+        return self._role
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    @property
+    def json(self) -> JsonBackend:
+        """The JSON backend in use."""
+        return self._json
+
+    @property
+    def pipelining(self) -> bool:
+        return self._pipelining
+
+    @property
+    def in_flight(self) -> int:
+        """Requests sent (client) or received (server) and not answered yet."""
+        return len(self._awaiting)
+
+    @property
+    def finished(self) -> bool:
+        """True once the connection can carry no more traffic: close the transport."""
+        if self._state is State.ERROR:
+            return not self._error_reply_allowed
+        if self._state is State.CLOSED:
+            return self._role is Role.CLIENT or not self._awaiting
+        return False
+
+    # --- sending ----------------------------------------------------------------------------
+
+    def send(self, event: Event) -> bytes:
+        """The frame for ``event``; ``LocalProtocolError`` (and nothing sent) if not allowed."""
+        if self._state is State.ERROR:
+            if self._error_reply_allowed and type(event) is Error:
+                data = encode_frame(event, self._json, self._limits)
+                self._error_reply_allowed = False
+                return data
+            raise LocalProtocolError(
+                "the connection is in its ERROR state", code=ErrorCode.INVALID_REQUEST
+            )
+        if self._role is Role.CLIENT:
+            return self._send_request(event)
+        return self._send_response(event)
+
+    def _send_request(self, event: Event) -> bytes:
+        expected = RESPONSE_TO.get(type(event))  # type: ignore[arg-type]
+        if expected is None:
+            raise LocalProtocolError(
+                f"a client sends requests, not {type(event).__name__}",
+                code=ErrorCode.INVALID_REQUEST,
+            )
+        if self._state is State.CLOSED:
+            raise LocalProtocolError("the connection is closed", code=ErrorCode.INVALID_REQUEST)
+        if self._awaiting and not self._pipelining:
+            raise LocalProtocolError(
+                "one request in flight at a time: the protocol has no request ids, so wait for "
+                "the response (or create the connection with pipelining=True)",
+                code=ErrorCode.INVALID_REQUEST,
+            )
+        data = encode_frame(event, self._json, self._limits)
+        self._awaiting.append(expected)
+        self._state = State.REQUEST_ACTIVE
+        return data
+
+    def _send_response(self, event: Event) -> bytes:
+        if type(event) not in _RESPONSES:
+            raise LocalProtocolError(
+                f"a server sends responses, not {type(event).__name__}",
+                code=ErrorCode.INVALID_REQUEST,
+            )
+        if not self._awaiting:
+            raise LocalProtocolError("no request awaits a response", code=ErrorCode.INVALID_REQUEST)
+        expected = self._awaiting[0]
+        if type(event) is not expected and type(event) is not Error:
+            raise LocalProtocolError(
+                f"the oldest unanswered request expects {expected.TYPE} or Error, "
+                f"not {type(event).__name__}",
+                code=ErrorCode.INVALID_REQUEST,
+            )
+        data = encode_frame(event, self._json, self._limits)
+        self._answered()
+        return data
+
+    def _answered(self) -> None:
+        self._awaiting.popleft()
+        if not self._awaiting and self._state is State.REQUEST_ACTIVE:
+            self._state = State.CONNECTED
+
+    # --- receiving --------------------------------------------------------------------------
+
+    def receive_data(self, data: bytes) -> None:
+        """Buffer bytes from the peer; ``b""`` means the peer closed its side."""
+        if self._eof:
+            if data:
+                raise LocalProtocolError(
+                    "data received after the end of the stream", code=ErrorCode.INVALID_REQUEST
+                )
+            return
+        if not data:
+            self._eof = True
+        elif self._state is not State.ERROR:
+            self._buffer.feed(data)
+
+    def next_event(self) -> Event | NeedData:
+        """The next event, or ``NEED_DATA``; ``RemoteProtocolError`` if the peer broke the rules."""
+        if self._state is State.ERROR:
+            assert self._error is not None
+            raise RemoteProtocolError(
+                f"the connection is in its ERROR state: {self._error.message}",
+                code=self._error.code,
+            )
+        try:
+            payload = self._next_payload()
+            if payload is None:
+                if self._eof and self._state is not State.CLOSED:
+                    if self._buffer:
+                        error = RemoteProtocolError(
+                            f"the peer closed the connection mid-frame "
+                            f"({len(self._buffer)} bytes of a frame left)",
+                            code=ErrorCode.INVALID_REQUEST,
+                        )
+                        self._fail(error, reply=False)  # nobody is left to read a reply
+                        raise error
+                    self._state = State.CLOSED
+                return NEED_DATA
+            if self._role is Role.SERVER:
+                return self._receive_request(payload)
+            return self._receive_response(payload)
+        except RemoteProtocolError as exc:
+            if exc.fatal and self._state is not State.ERROR:
+                self._fail(exc, reply=True)
+            raise
+
+    def events(self) -> Iterator[Event]:
+        """Every event that the buffered bytes complete, until ``NEED_DATA``."""
+        while True:
+            event = self.next_event()
+            if event is NEED_DATA:
+                return
+            yield event
+
+    def _next_payload(self) -> bytes | None:
+        buffer = self._buffer
+        length = self._frame_length
+        if length is None:
+            header = buffer.peek(LENGTH_FIELD_SIZE)
+            if header is None:
+                return None
+            (length,) = HEADER.unpack(header)
+            check_length(length, self._limits)  # from the header alone
+            self._frame_length = length
+        if len(buffer) < LENGTH_FIELD_SIZE + length:
+            return None
+        buffer.skip(LENGTH_FIELD_SIZE)
+        payload = buffer.take(length)
+        self._frame_length = None
+        return payload
+
+    def _receive_request(self, payload: bytes) -> Request:
+        try:
+            event = decode_payload(
+                payload, schema.REQUEST_DECODERS, self._context, self._json, "request"
+            )
+        except RemoteProtocolError as exc:
+            if not exc.fatal:
+                # "Unknown request type (return Error response)", "Invalid request fields
+                # (return Error response)": the reply answers the bad request.
+                exc.reply = _error_reply(exc)
+                self._request_received(Error)
+            raise
+        self._request_received(RESPONSE_TO[type(event)])
+        return event
+
+    def _request_received(self, expected: type[Response]) -> None:
+        self._awaiting.append(expected)
+        if self._state is State.CONNECTED:
+            self._state = State.REQUEST_ACTIVE
+
+    def _receive_response(self, payload: bytes) -> Response:
+        if not self._awaiting:
+            raise RemoteProtocolError(
+                "the server sent a frame while no request awaits a response",
+                code=ErrorCode.INVALID_REQUEST,
+            )
+        try:
+            event = decode_payload(
+                payload, schema.RESPONSE_DECODERS, self._context, self._json, "response"
+            )
+        except RemoteProtocolError as exc:
+            if not exc.fatal:
+                self._answered()
+            raise
+        expected = self._awaiting[0]
+        if type(event) is not expected and type(event) is not Error:
+            raise RemoteProtocolError(
+                f"expected {expected.TYPE} or Error in answer to the oldest request, "
+                f"got {event.TYPE}",
+                code=ErrorCode.INVALID_REQUEST,
+            )
+        self._answered()
+        return event
+
+    def _fail(self, exc: RemoteProtocolError, *, reply: bool) -> None:
+        self._state = State.ERROR
+        self._error = exc
+        self._awaiting.clear()
+        self._buffer = ReceiveBuffer()
+        if self._role is Role.SERVER and reply:
+            exc.reply = _error_reply(exc)
+            self._error_reply_allowed = True
+
+
+def _error_reply(exc: RemoteProtocolError) -> Error:
+    """The Error response that answers the request ``exc`` was raised for."""
+    code = exc.code if isinstance(exc.code, int) else ErrorCode.INVALID_REQUEST
+    return Error(code, exc.message)

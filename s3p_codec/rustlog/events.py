@@ -1,0 +1,513 @@
+"""RustLog messages as typed, immutable events.
+
+One class per ``"type"`` string of the spec. Each class carries its wire name (``TYPE``) and the
+numeric identifier of the spec's enum comments (``TYPE_ID``, a ``MessageType``): "Response type =
+Request type + 0x80 (except Error = 0xFF)". On the wire only the ``type`` string counts; the
+numbers are identifiers, exposed for tables and captures.
+
+Binary record payloads are ``bytes`` here and base64 on the wire. Sequences are tuples. The rows
+inside responses (``Record``, ``TopicInfo``, ``PartitionInfo``) are ``NamedTuple``s: immutable and
+exactly typed like the events, but built in C, which matters for a Fetch answer of a thousand
+records. Free-form JSON (``Error.details``, ``MetricsFetchResponse.metrics``) is held as a
+``JsonObject``: an immutable, hashable mapping whose arrays are tuples.
+
+Events built by the parser are already valid; events built by users are checked when sent.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator, Mapping
+from typing import ClassVar, NamedTuple, TypeAlias
+
+import attrs
+
+__all__ = [
+    "CreateTopic",
+    "CreateTopicResponse",
+    "DescribePartition",
+    "DescribePartitionResponse",
+    "DescribeTopic",
+    "DescribeTopicResponse",
+    "Error",
+    "ErrorCode",
+    "Event",
+    "Fetch",
+    "FetchResponse",
+    "JsonObject",
+    "JsonValue",
+    "ListTopics",
+    "ListTopicsResponse",
+    "MessageType",
+    "MetricsFetch",
+    "MetricsFetchResponse",
+    "OffsetCommit",
+    "OffsetCommitResponse",
+    "OffsetFetch",
+    "OffsetFetchResponse",
+    "PartitionInfo",
+    "Ping",
+    "Pong",
+    "Produce",
+    "ProduceResponse",
+    "Record",
+    "Request",
+    "Response",
+    "TopicInfo",
+    "freeze_json",
+]
+
+
+class MessageType(enum.IntEnum):
+    """The numeric identifiers of the spec's ``Request``/``Response`` enums."""
+
+    PRODUCE = 0x01
+    FETCH = 0x02
+    OFFSET_COMMIT = 0x03
+    OFFSET_FETCH = 0x04
+    CREATE_TOPIC = 0x05
+    LIST_TOPICS = 0x06
+    DESCRIBE_TOPIC = 0x07
+    DESCRIBE_PARTITION = 0x08
+    METRICS_FETCH = 0x09
+    PING = 0x0A
+    PRODUCE_RESPONSE = 0x81
+    FETCH_RESPONSE = 0x82
+    OFFSET_COMMIT_RESPONSE = 0x83
+    OFFSET_FETCH_RESPONSE = 0x84
+    CREATE_TOPIC_RESPONSE = 0x85
+    LIST_TOPICS_RESPONSE = 0x86
+    DESCRIBE_TOPIC_RESPONSE = 0x87
+    DESCRIBE_PARTITION_RESPONSE = 0x88
+    METRICS_FETCH_RESPONSE = 0x89
+    PONG = 0x8A
+    ERROR = 0xFF
+
+    @property
+    def is_request(self) -> bool:
+        return self < 0x80
+
+    @property
+    def response(self) -> MessageType:
+        """The response type of a request type: "Response type = Request type + 0x80"."""
+        if not self.is_request:
+            raise ValueError(f"{self.name} is not a request type")
+        return MessageType(self + 0x80)
+
+
+class ErrorCode(enum.IntEnum):
+    """The spec's ``ErrorCode`` enum; ``Error.code`` holds a plain int for codes added later."""
+
+    # Client errors (4xx)
+    TOPIC_NOT_FOUND = 404
+    PARTITION_NOT_FOUND = 405
+    OFFSET_OUT_OF_RANGE = 416
+    RECORD_TOO_LARGE = 413
+    INVALID_REQUEST = 400
+    # Server errors (5xx)
+    INTERNAL_SERVER_ERROR = 500
+    STORAGE_ERROR = 503
+    INSUFFICIENT_SPACE = 507
+
+
+# --- free-form JSON -------------------------------------------------------------------------
+
+JsonValue: TypeAlias = "bool | int | float | str | tuple[JsonValue, ...] | JsonObject | None"
+
+
+class JsonObject(Mapping[str, "JsonValue"]):
+    """An immutable JSON object: a read-only, hashable mapping; nested arrays are tuples.
+
+    ``JsonObject({"a": [1, {"b": 2}]})`` freezes its argument deeply, so events holding one stay
+    immutable and hashable. It compares equal to a ``dict`` with the same items.
+    """
+
+    __slots__ = ("_hash", "_items")
+
+    _items: dict[str, JsonValue]
+    _hash: int | None
+
+    def __init__(self, items: Mapping[str, object] | Iterable[tuple[str, object]] = ()) -> None:
+        pairs = items.items() if isinstance(items, Mapping) else items
+        self._items = {key: freeze_json(value) for key, value in pairs}
+        self._hash = None
+
+    @classmethod
+    def _trusted(cls, items: dict[str, JsonValue]) -> JsonObject:
+        # The parser has already frozen and checked every value: adopt the dict as it is.
+        new = cls.__new__(cls)
+        new._items = items
+        new._hash = None
+        return new
+
+    def __getitem__(self, key: str) -> JsonValue:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self._items.items()))
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"JsonObject({self._items!r})"
+
+    def to_python(self) -> dict[str, object]:
+        """A plain ``dict`` (arrays as lists), e.g. for ``json.dumps``."""
+        return {key: _thaw(value) for key, value in self._items.items()}
+
+
+def _thaw(value: object) -> object:
+    if isinstance(value, JsonObject):
+        return value.to_python()
+    if isinstance(value, tuple):
+        return [_thaw(item) for item in value]
+    return value
+
+
+def freeze_json(value: object, _depth: int = 0) -> JsonValue:
+    """Deep-freeze a JSON-like value: mappings become ``JsonObject``, lists become tuples.
+
+    Values of other types are left as they are (a send rejects them, with a precise error);
+    so is anything nested absurdly deep, instead of recursing without end.
+    """
+    if isinstance(value, JsonObject) or _depth > 256:
+        return value  # type: ignore[return-value]
+    if isinstance(value, Mapping):
+        frozen = JsonObject.__new__(JsonObject)
+        frozen._items = {key: freeze_json(item, _depth + 1) for key, item in value.items()}
+        frozen._hash = None
+        return frozen
+    if isinstance(value, list | tuple):
+        return tuple(freeze_json(item, _depth + 1) for item in value)
+    return value  # type: ignore[return-value]
+
+
+def _freeze_object(value: Mapping[str, object]) -> JsonObject:
+    frozen = freeze_json(value)
+    return frozen if isinstance(frozen, JsonObject) else value  # type: ignore[return-value]
+
+
+def _freeze_optional_object(value: Mapping[str, object] | None) -> JsonObject | None:
+    return None if value is None else _freeze_object(value)
+
+
+# --- rows inside responses ------------------------------------------------------------------
+
+
+class Record(NamedTuple):
+    """One record of a ``FetchResponse``."""
+
+    offset: int
+    """"Logical offset of this record"."""
+    timestamp: int
+    """"Microseconds since UNIX epoch (UTC)"."""
+    payload: bytes
+    """The record data (base64 on the wire)."""
+
+
+class TopicInfo(NamedTuple):
+    """One topic of a ``ListTopicsResponse``."""
+
+    name: str
+    partition_count: int
+
+
+class PartitionInfo(NamedTuple):
+    """One partition of a ``DescribeTopicResponse``."""
+
+    partition: int
+    high_watermark: int
+    """"Next offset that would be assigned"."""
+    log_start_offset: int
+    """"Earliest available offset (after retention)"."""
+    segment_count: int
+    """"Number of log segments (active + sealed)"."""
+
+
+def _tuple(value: Iterable[object]) -> tuple[object, ...]:
+    return value if type(value) is tuple else tuple(value)
+
+
+# --- requests -------------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class Produce:
+    """ "Append records to a partition log"."""
+
+    TYPE: ClassVar[str] = "Produce"
+    TYPE_ID: ClassVar[MessageType] = MessageType.PRODUCE
+
+    topic: str
+    partition: int
+    records: tuple[bytes, ...] = attrs.field(converter=_tuple)
+
+
+@attrs.frozen(slots=True)
+class Fetch:
+    """ "Read records from a partition starting at specified offset"."""
+
+    TYPE: ClassVar[str] = "Fetch"
+    TYPE_ID: ClassVar[MessageType] = MessageType.FETCH
+
+    group_id: str
+    topic: str
+    partition: int
+    offset: int
+    max_bytes: int
+
+
+@attrs.frozen(slots=True)
+class OffsetCommit:
+    """ "Store consumer group's committed offset for a partition"."""
+
+    TYPE: ClassVar[str] = "OffsetCommit"
+    TYPE_ID: ClassVar[MessageType] = MessageType.OFFSET_COMMIT
+
+    group: str
+    topic: str
+    partition: int
+    offset: int
+
+
+@attrs.frozen(slots=True)
+class OffsetFetch:
+    """ "Retrieve consumer group's committed offset for a partition"."""
+
+    TYPE: ClassVar[str] = "OffsetFetch"
+    TYPE_ID: ClassVar[MessageType] = MessageType.OFFSET_FETCH
+
+    group: str
+    topic: str
+    partition: int
+
+
+@attrs.frozen(slots=True)
+class CreateTopic:
+    """ "Create new topic with specified partition count"."""
+
+    TYPE: ClassVar[str] = "CreateTopic"
+    TYPE_ID: ClassVar[MessageType] = MessageType.CREATE_TOPIC
+
+    topic: str
+    partition_count: int
+
+
+@attrs.frozen(slots=True)
+class ListTopics:
+    TYPE: ClassVar[str] = "ListTopics"
+    TYPE_ID: ClassVar[MessageType] = MessageType.LIST_TOPICS
+
+
+@attrs.frozen(slots=True)
+class DescribeTopic:
+    TYPE: ClassVar[str] = "DescribeTopic"
+    TYPE_ID: ClassVar[MessageType] = MessageType.DESCRIBE_TOPIC
+
+    topic: str
+
+
+@attrs.frozen(slots=True)
+class DescribePartition:
+    """One partition's offsets (schema decided here: the spec gives none)."""
+
+    TYPE: ClassVar[str] = "DescribePartition"
+    TYPE_ID: ClassVar[MessageType] = MessageType.DESCRIBE_PARTITION
+
+    topic: str
+    partition: int
+
+
+@attrs.frozen(slots=True)
+class MetricsFetch:
+    TYPE: ClassVar[str] = "MetricsFetch"
+    TYPE_ID: ClassVar[MessageType] = MessageType.METRICS_FETCH
+
+
+@attrs.frozen(slots=True)
+class Ping:
+    TYPE: ClassVar[str] = "Ping"
+    TYPE_ID: ClassVar[MessageType] = MessageType.PING
+
+
+# --- responses ------------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class ProduceResponse:
+    TYPE: ClassVar[str] = "ProduceResponse"
+    TYPE_ID: ClassVar[MessageType] = MessageType.PRODUCE_RESPONSE
+
+    base_offset: int
+    """"Logical offset assigned to first record"."""
+    record_count: int
+    """"Number of successfully appended records"."""
+
+
+@attrs.frozen(slots=True)
+class FetchResponse:
+    TYPE: ClassVar[str] = "FetchResponse"
+    TYPE_ID: ClassVar[MessageType] = MessageType.FETCH_RESPONSE
+
+    records: tuple[Record, ...] = attrs.field(converter=_tuple)
+    next_offset: int
+    """"Offset to use for next fetch request"."""
+
+
+@attrs.frozen(slots=True)
+class OffsetCommitResponse:
+    TYPE: ClassVar[str] = "OffsetCommitResponse"
+    TYPE_ID: ClassVar[MessageType] = MessageType.OFFSET_COMMIT_RESPONSE
+
+    success: bool
+
+
+@attrs.frozen(slots=True)
+class OffsetFetchResponse:
+    TYPE: ClassVar[str] = "OffsetFetchResponse"
+    TYPE_ID: ClassVar[MessageType] = MessageType.OFFSET_FETCH_RESPONSE
+
+    offset: int | None
+    """The committed offset, or None: "No commit found for this group/topic/partition"."""
+
+
+@attrs.frozen(slots=True)
+class CreateTopicResponse:
+    TYPE: ClassVar[str] = "CreateTopicResponse"
+    TYPE_ID: ClassVar[MessageType] = MessageType.CREATE_TOPIC_RESPONSE
+
+    success: bool
+    partitions_created: int
+
+
+@attrs.frozen(slots=True)
+class ListTopicsResponse:
+    TYPE: ClassVar[str] = "ListTopicsResponse"
+    TYPE_ID: ClassVar[MessageType] = MessageType.LIST_TOPICS_RESPONSE
+
+    topics: tuple[TopicInfo, ...] = attrs.field(converter=_tuple)
+
+
+@attrs.frozen(slots=True)
+class DescribeTopicResponse:
+    TYPE: ClassVar[str] = "DescribeTopicResponse"
+    TYPE_ID: ClassVar[MessageType] = MessageType.DESCRIBE_TOPIC_RESPONSE
+
+    topic: str
+    partitions: tuple[PartitionInfo, ...] = attrs.field(converter=_tuple)
+
+
+@attrs.frozen(slots=True)
+class DescribePartitionResponse:
+    """One partition's offsets (schema decided here: the spec gives none)."""
+
+    TYPE: ClassVar[str] = "DescribePartitionResponse"
+    TYPE_ID: ClassVar[MessageType] = MessageType.DESCRIBE_PARTITION_RESPONSE
+
+    topic: str
+    partition: int
+    high_watermark: int
+    log_start_offset: int
+    segment_count: int
+
+
+@attrs.frozen(slots=True)
+class MetricsFetchResponse:
+    """Broker metrics as one free-form JSON object (schema decided here: the spec gives none)."""
+
+    TYPE: ClassVar[str] = "MetricsFetchResponse"
+    TYPE_ID: ClassVar[MessageType] = MessageType.METRICS_FETCH_RESPONSE
+
+    metrics: JsonObject = attrs.field(converter=_freeze_object)
+
+
+@attrs.frozen(slots=True)
+class Pong:
+    TYPE: ClassVar[str] = "Pong"
+    TYPE_ID: ClassVar[MessageType] = MessageType.PONG
+
+
+@attrs.frozen(slots=True)
+class Error:
+    """The spec's ``ErrorResponse``; it answers any request.
+
+    ``code`` is an ``ErrorCode`` when the spec names it, else the plain int ("Add new error
+    codes" is a backward compatible change, so unknown codes are kept, not rejected).
+    """
+
+    TYPE: ClassVar[str] = "Error"
+    TYPE_ID: ClassVar[MessageType] = MessageType.ERROR
+
+    code: ErrorCode | int
+    message: str
+    details: JsonObject | None = attrs.field(default=None, converter=_freeze_optional_object)
+
+
+Request: TypeAlias = (
+    Produce
+    | Fetch
+    | OffsetCommit
+    | OffsetFetch
+    | CreateTopic
+    | ListTopics
+    | DescribeTopic
+    | DescribePartition
+    | MetricsFetch
+    | Ping
+)
+Response: TypeAlias = (
+    ProduceResponse
+    | FetchResponse
+    | OffsetCommitResponse
+    | OffsetFetchResponse
+    | CreateTopicResponse
+    | ListTopicsResponse
+    | DescribeTopicResponse
+    | DescribePartitionResponse
+    | MetricsFetchResponse
+    | Pong
+    | Error
+)
+Event: TypeAlias = Request | Response
+
+REQUEST_TYPES: tuple[type[Request], ...] = (
+    Produce,
+    Fetch,
+    OffsetCommit,
+    OffsetFetch,
+    CreateTopic,
+    ListTopics,
+    DescribeTopic,
+    DescribePartition,
+    MetricsFetch,
+    Ping,
+)
+RESPONSE_TYPES: tuple[type[Response], ...] = (
+    ProduceResponse,
+    FetchResponse,
+    OffsetCommitResponse,
+    OffsetFetchResponse,
+    CreateTopicResponse,
+    ListTopicsResponse,
+    DescribeTopicResponse,
+    DescribePartitionResponse,
+    MetricsFetchResponse,
+    Pong,
+    Error,
+)
+BY_TYPE_ID: dict[MessageType, type[Event]] = {
+    cls.TYPE_ID: cls for cls in (*REQUEST_TYPES, *RESPONSE_TYPES)
+}
+RESPONSE_TO: dict[type[Request], type[Response]] = {
+    request: response
+    for request in REQUEST_TYPES
+    for response in RESPONSE_TYPES
+    if request.TYPE_ID.response == response.TYPE_ID
+}
+"""The response class that answers each request class (``Error`` answers any)."""

@@ -1,0 +1,179 @@
+"""JSON in and out: the standard library by default, orjson when it is installed.
+
+Both backends must give identical results for every payload (a test runs both). Where the two
+parsers differ, the standard library's behaviour, restricted as below, is the reference:
+
+- The payload is decoded as UTF-8 explicitly ("All payloads are UTF-8 encoded JSON"); given bytes,
+  ``json.loads`` would also guess UTF-16 and UTF-32. A UTF-8 byte order mark is invalid JSON.
+- ``NaN``, ``Infinity`` and ``-Infinity`` are rejected ("Valid JSON: Must parse successfully with
+  standard JSON parser"; they are not JSON).
+- When orjson rejects a payload (lone surrogate escapes, ``1e400``, very large integers), the
+  standard library decides, so the outcome, event or error, is the same. orjson also reads
+  integers beyond 64 bits as floats without complaint: typed fields reject both spellings with
+  one message, and free-form values flag such a float as ambiguous (``exact_integers`` is False)
+  so that the caller can decode that payload again with the standard library.
+- Nesting: the standard library's parser recurses, so its depth limit depends on the caller's
+  stack, while orjson stops at 1024. Both are held to ``MAX_JSON_DEPTH`` levels, measured after
+  parsing only when a cheap count of brackets says the payload could be that deep.
+
+Encoding is compact, keeps non-ASCII characters as UTF-8 and writes keys in insertion order, so
+both backends produce the same bytes for every event without floats. Floats (only possible in
+free-form metrics and details) may be spelled differently (``1e-07`` against ``1e-7``) but decode
+to the same value.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from itertools import accumulate
+
+import attrs
+
+from s3p_codec.rustlog.limits import MAX_JSON_DEPTH
+
+__all__ = ["ORJSON", "STDLIB", "JsonBackend", "JsonDecodeFailure", "backend", "default_backend"]
+
+
+class JsonDecodeFailure(Exception):
+    """The payload is not UTF-8 (``utf8`` True) or not valid JSON; the caller types the error."""
+
+    def __init__(self, message: str, *, utf8: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.utf8 = utf8
+
+
+@attrs.frozen(slots=True)
+class JsonBackend:
+    """A pair of functions: ``loads(payload) -> value`` and ``dumps(value) -> bytes``.
+
+    ``loads`` raises ``JsonDecodeFailure`` and nothing else. ``dumps`` is given only values
+    already checked to be JSON (str keys, finite floats, 64-bit integers, valid strings).
+    """
+
+    name: str
+    loads: Callable[[bytes], object]
+    dumps: Callable[[object], bytes]
+    exact_integers: bool
+    """False when integers beyond 64 bits may come back as floats (orjson)."""
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+# Bytes that are not brackets, for a C-speed upper bound of the nesting depth.
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_DELTA = [0] * 256
+_DELTA[ord("[")] = _DELTA[ord("{")] = 1
+_DELTA[ord("]")] = _DELTA[ord("}")] = -1
+
+
+def _too_deep(value: object, limit: int) -> bool:
+    """True if ``value`` nests containers more than ``limit`` levels (the root is level 1)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if type(node) is dict else node
+        for child in children:  # type: ignore[attr-defined]
+            if type(child) is dict or type(child) is list:
+                stack.append((child, depth + 1))
+    return False
+
+
+def check_depth(payload: bytes, value: object) -> None:
+    """Reject a parsed payload nested deeper than ``MAX_JSON_DEPTH``.
+
+    The exact walk runs only if the brackets of the text (strings included, so an upper bound)
+    could reach that depth; ordinary payloads pay for two ``count`` calls.
+    """
+    if payload.count(b"[") + payload.count(b"{") <= MAX_JSON_DEPTH:
+        return
+    brackets = payload.translate(None, _NOT_BRACKETS)
+    if max(accumulate(map(_DELTA.__getitem__, brackets))) <= MAX_JSON_DEPTH:
+        return
+    if _too_deep(value, MAX_JSON_DEPTH):
+        raise JsonDecodeFailure(_DEPTH_MESSAGE)
+
+
+_DEPTH_MESSAGE = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+
+
+def _stdlib_loads(payload: bytes) -> object:
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JsonDecodeFailure(
+            f"invalid UTF-8 in payload at byte {exc.start}", utf8=True
+        ) from None
+    try:
+        value = _DECODER.decode(text)
+    except RecursionError:
+        raise JsonDecodeFailure(_DEPTH_MESSAGE) from None
+    except ValueError as exc:  # JSONDecodeError, NaN/Infinity, over-long integer literals
+        raise JsonDecodeFailure(f"malformed JSON: {exc}") from None
+    check_depth(payload, value)
+    return value
+
+
+def _stdlib_dumps(value: object) -> bytes:
+    return _ENCODER.encode(value).encode("utf-8")
+
+
+STDLIB = JsonBackend("json", _stdlib_loads, _stdlib_dumps, exact_integers=True)
+"""The standard library's ``json``: always available, the reference behaviour."""
+
+
+def _make_orjson() -> JsonBackend | None:
+    try:
+        import orjson  # noqa: PLC0415 - optional extra
+    except ImportError:  # pragma: no cover - orjson is an optional extra
+        return None
+    orjson_loads = orjson.loads
+    orjson_dumps = orjson.dumps
+    failure = orjson.JSONDecodeError
+
+    def loads(payload: bytes) -> object:
+        try:
+            value = orjson_loads(payload)
+        except failure:
+            # Let the reference decide: it either fails the same way or accepts what orjson
+            # refuses (lone surrogate escapes, 1e400, huge integers), and then its value counts.
+            return _stdlib_loads(payload)
+        check_depth(payload, value)
+        return value
+
+    def dumps(value: object) -> bytes:
+        return orjson_dumps(value)
+
+    return JsonBackend("orjson", loads, dumps, exact_integers=False)
+
+
+ORJSON: JsonBackend | None = _make_orjson()
+"""orjson, when installed (the ``orjson`` extra); else None."""
+
+
+def default_backend() -> JsonBackend:
+    """orjson when installed, else the standard library."""
+    return ORJSON if ORJSON is not None else STDLIB
+
+
+def backend(name: str | JsonBackend | None = None) -> JsonBackend:
+    """Resolve ``"json"``, ``"orjson"``, a backend, or None (the default)."""
+    if isinstance(name, JsonBackend):
+        return name
+    if name is None:
+        return default_backend()
+    if name == "json":
+        return STDLIB
+    if name == "orjson":
+        if ORJSON is None:
+            raise ValueError("the orjson backend needs the orjson package (extra 'orjson')")
+        return ORJSON
+    raise ValueError(f"unknown JSON backend {name!r}; use 'json' or 'orjson'")

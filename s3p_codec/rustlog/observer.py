@@ -1,0 +1,317 @@
+"""Passive decoding of both directions of a recorded RustLog conversation (captures).
+
+Client-to-server frames are decoded as requests, server-to-client frames as responses. With no
+request ids in the protocol, a response is paired with the oldest unanswered request whose
+response type it is (type + 0x80), or with the oldest unanswered request at all if it is an
+``Error``; requests passed over that way lost their response in the capture.
+
+Recovery, where the protocol allows it:
+
+- A recoverable error (unknown type, bad fields) leaves the framing intact: the frame is reported
+  as an ``ObservedError`` (``skipped`` = its size, ``resynchronized=True``) and decoding goes on.
+- A gap inside a frame whose header was read leaves the next frame boundary known: the rest of
+  that frame is skipped and the gap is reported with ``resynchronized=True``. A lost request is
+  remembered as an unknown request, so that its response still pairs.
+- Anything else (a fatal error: bad length, bad UTF-8, bad JSON; a gap whose end cannot be
+  placed) loses the frame boundary. The Observer then scans for a plausible header: four bytes
+  giving a length in 2..MAX_FRAME_SIZE, followed by ``{``, whose whole frame decodes to a JSON
+  object with a string ``type``. When found, an ``ObservedError`` says how many bytes were
+  skipped (``resynchronized=True``); at the end of the stream without one, it says the rest was
+  abandoned (``resynchronized=False``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from s3p_codec._core import (
+    Direction,
+    Observed,
+    ObservedError,
+    ObservedGap,
+    ObserverOutput,
+    ReceiveBuffer,
+    RemoteProtocolError,
+)
+from s3p_codec.rustlog import schema
+from s3p_codec.rustlog.events import RESPONSE_TO, Error, ErrorCode, Event, Response
+from s3p_codec.rustlog.json_backend import JsonBackend, backend
+from s3p_codec.rustlog.limits import LENGTH_FIELD_SIZE, Limits
+from s3p_codec.rustlog.wire import HEADER, check_length, decode_payload
+
+__all__ = ["Observer"]
+
+Output = ObserverOutput[Event]
+_OPENERS = frozenset(b'"} \t\r\n')  # what may follow the "{" of a real payload
+_CLOSERS = frozenset(b"} \t\r\n")  # what may end one
+
+
+class _Stream:
+    """Decoding state of one direction."""
+
+    __slots__ = (
+        "buffer",
+        "closed",
+        "error",
+        "error_start",
+        "frame_length",
+        "lost",
+        "scanning",
+        "skip_remaining",
+        "skipped",
+    )
+
+    def __init__(self) -> None:
+        self.buffer = ReceiveBuffer()
+        self.lost = 0  # bytes missing in gaps before the buffer's start
+        self.frame_length: int | None = None
+        self.skip_remaining = 0  # rest of a frame cut by a gap, still to arrive and be dropped
+        self.scanning = False
+        self.error: RemoteProtocolError | None = None  # why we are scanning
+        self.error_start = 0
+        self.skipped = 0
+        self.closed = False
+
+    @property
+    def position(self) -> int:
+        return self.lost + self.buffer.position
+
+    @property
+    def end(self) -> int:
+        return self.position + len(self.buffer)
+
+
+class Observer:
+    """Feed it both directions of one conversation; get typed, paired events back.
+
+    ``Observer(limits, json=...)`` takes the same options as ``Connection``.
+    """
+
+    def __init__(self, limits: Limits | None = None, *, json: str | JsonBackend | None = None):
+        self._limits = limits if limits is not None else Limits()
+        self._json = backend(json)
+        self._context = schema.Context(self._limits, self._json.exact_integers)
+        self._streams = {direction: _Stream() for direction in Direction}
+        # Unanswered requests: (pair id or None, the response type that answers it, or None
+        # for a request lost in a gap, which any response may answer).
+        self._pending: deque[tuple[int | None, type[Response] | None]] = deque()
+        self._next_pair = 0
+
+    # --- the Observer protocol --------------------------------------------------------------
+
+    def observe(self, direction: Direction, data: bytes) -> list[Output]:
+        stream = self._streams[direction]
+        if stream.closed or not data:
+            return []
+        stream.buffer.feed(data)
+        return self._drain(direction, stream)
+
+    def gap(self, direction: Direction, size: int) -> list[Output]:
+        stream = self._streams[direction]
+        if stream.closed or size <= 0:
+            return []
+        start = stream.end
+        have = len(stream.buffer)
+        exact = False
+        if stream.skip_remaining:
+            exact = size <= stream.skip_remaining
+            if exact:
+                stream.skip_remaining -= size
+        elif not stream.scanning and stream.frame_length is not None:
+            rest = LENGTH_FIELD_SIZE + stream.frame_length - have
+            exact = size <= rest
+            if exact:
+                stream.skip_remaining = rest - size
+                stream.buffer.skip(have)
+                stream.frame_length = None
+                self._frame_lost(direction)
+        stream.lost += size
+        if exact:
+            return [
+                ObservedGap(direction, start, size, resynchronized=True),
+                *self._drain(direction, stream),
+            ]
+        # The boundary is lost: drop what precedes the gap (a frame cut in two) and scan.
+        stream.buffer.skip(have)
+        stream.frame_length = None
+        stream.skip_remaining = 0
+        if not stream.scanning:
+            stream.scanning = True
+            stream.error = RemoteProtocolError(
+                f"frame boundary lost after a gap of {size} bytes", code=ErrorCode.INVALID_REQUEST
+            )
+            stream.error_start = start + size
+            stream.skipped = 0
+        return [ObservedGap(direction, start, size, resynchronized=False)]
+
+    def close(self, direction: Direction) -> list[Output]:
+        stream = self._streams[direction]
+        if stream.closed:
+            return []
+        out = self._drain(direction, stream)
+        stream.closed = True
+        left = len(stream.buffer)
+        if stream.scanning:
+            assert stream.error is not None
+            out.append(
+                ObservedError(
+                    direction,
+                    stream.error,
+                    stream.error_start,
+                    skipped=stream.skipped + left,
+                    resynchronized=False,
+                )
+            )
+        elif left or stream.skip_remaining:
+            error = RemoteProtocolError(
+                "the stream ended mid-frame", code=ErrorCode.INVALID_REQUEST
+            )
+            out.append(ObservedError(direction, error, stream.position, skipped=left))
+        stream.buffer.skip(left)
+        return out
+
+    # --- decoding ---------------------------------------------------------------------------
+
+    def _drain(self, direction: Direction, stream: _Stream) -> list[Output]:
+        out: list[Output] = []
+        buffer = stream.buffer
+        while True:
+            if stream.skip_remaining:
+                stream.skip_remaining -= buffer.skip(stream.skip_remaining)
+                if stream.skip_remaining:
+                    return out
+            if stream.scanning:
+                if not self._scan(direction, stream):
+                    return out
+                assert stream.error is not None
+                out.append(
+                    ObservedError(
+                        direction,
+                        stream.error,
+                        stream.error_start,
+                        skipped=stream.skipped,
+                        resynchronized=True,
+                    )
+                )
+                stream.scanning = False
+                stream.error = None
+            start = stream.position
+            length = stream.frame_length
+            if length is None:
+                header = buffer.peek(LENGTH_FIELD_SIZE)
+                if header is None:
+                    return out
+                (length,) = HEADER.unpack(header)
+                try:
+                    check_length(length, self._limits)
+                except RemoteProtocolError as exc:
+                    self._lose_sync(stream, exc, start)
+                    continue
+                stream.frame_length = length
+            if len(buffer) < LENGTH_FIELD_SIZE + length:
+                return out
+            # Peek, not take: if the frame is garbage, the next header may hide inside it.
+            frame = buffer.peek(LENGTH_FIELD_SIZE + length)
+            assert frame is not None
+            stream.frame_length = None
+            end = start + LENGTH_FIELD_SIZE + length
+            try:
+                event = self._decode(direction, frame[LENGTH_FIELD_SIZE:])
+            except RemoteProtocolError as exc:
+                if exc.fatal:
+                    self._lose_sync(stream, exc, start)
+                    continue
+                buffer.skip(LENGTH_FIELD_SIZE + length)
+                self._frame_failed(direction)
+                out.append(
+                    ObservedError(direction, exc, start, skipped=end - start, resynchronized=True)
+                )
+                continue
+            buffer.skip(LENGTH_FIELD_SIZE + length)
+            out.append(Observed(direction, event, start, end, self._pair(direction, event)))
+
+    def _decoders(self, direction: Direction) -> dict[str, Callable[[dict[str, Any], Any], Any]]:
+        if direction is Direction.CLIENT_TO_SERVER:
+            return schema.REQUEST_DECODERS
+        return schema.RESPONSE_DECODERS
+
+    def _decode(self, direction: Direction, payload: bytes) -> Event:
+        kind = "request" if direction is Direction.CLIENT_TO_SERVER else "response"
+        event: Event = decode_payload(
+            payload, self._decoders(direction), self._context, self._json, kind
+        )
+        return event
+
+    def _lose_sync(self, stream: _Stream, error: RemoteProtocolError, start: int) -> None:
+        """Start scanning one byte after ``start`` (still buffered) for a plausible header."""
+        stream.scanning = True
+        stream.error = error
+        stream.error_start = start
+        stream.frame_length = None
+        stream.skipped = stream.buffer.skip(1)
+
+    def _scan(self, direction: Direction, stream: _Stream) -> bool:
+        """Skip to a plausible frame start; True when one is buffered whole, False to wait."""
+        buffer = stream.buffer
+        while True:
+            brace = buffer.find(b"{", LENGTH_FIELD_SIZE)
+            if brace < 0:
+                drop = len(buffer) - LENGTH_FIELD_SIZE
+                if drop > 0:
+                    stream.skipped += buffer.skip(drop)
+                return False
+            stream.skipped += buffer.skip(brace - LENGTH_FIELD_SIZE)
+            header = buffer.peek(LENGTH_FIELD_SIZE)
+            assert header is not None
+            (length,) = HEADER.unpack(header)
+            if 2 <= length <= self._limits.max_frame_size:
+                if len(buffer) < LENGTH_FIELD_SIZE + length:
+                    return False  # wait for the whole candidate
+                if self._plausible(direction, buffer, length):
+                    return True
+            stream.skipped += buffer.skip(1)
+
+    def _plausible(self, direction: Direction, buffer: ReceiveBuffer, length: int) -> bool:
+        if buffer.peek_byte(LENGTH_FIELD_SIZE + 1) not in _OPENERS:
+            return False
+        if buffer.peek_byte(LENGTH_FIELD_SIZE + length - 1) not in _CLOSERS:
+            return False
+        frame = buffer.peek(LENGTH_FIELD_SIZE + length)
+        assert frame is not None
+        try:
+            self._decode(direction, frame[LENGTH_FIELD_SIZE:])
+        except RemoteProtocolError as exc:
+            return not exc.fatal
+        return True
+
+    # --- pairing ----------------------------------------------------------------------------
+
+    def _pair(self, direction: Direction, event: Event) -> int | None:
+        if direction is Direction.CLIENT_TO_SERVER:
+            pair_id = self._next_pair
+            self._next_pair += 1
+            self._pending.append((pair_id, RESPONSE_TO[type(event)]))  # type: ignore[index]
+            return pair_id
+        pending = self._pending
+        for index, (answered, expected) in enumerate(pending):
+            if expected is None or expected is type(event) or type(event) is Error:
+                for _ in range(index + 1):
+                    pending.popleft()
+                return answered
+        return None
+
+    def _frame_failed(self, direction: Direction) -> None:
+        """A well-framed message that broke the rules: keep pairing in step."""
+        if direction is Direction.CLIENT_TO_SERVER:
+            self._pending.append((None, Error))  # its answer is an Error with nothing to pair
+        elif self._pending:
+            self._pending.popleft()
+
+    def _frame_lost(self, direction: Direction) -> None:
+        """A whole frame fell into a gap."""
+        if direction is Direction.CLIENT_TO_SERVER:
+            self._pending.append((None, None))
+        elif self._pending:
+            self._pending.popleft()
