@@ -1,0 +1,50 @@
+"""Decode packet captures on Spark (PySpark >= 4): local mode by default, a cluster alike.
+
+``format("s3p_codec")`` is a Python Data Source of decoded events; ``decode`` is the same
+result through a shuffle (files read once in parallel, segments grouped by flow key, each flow
+decoded by ``capture.decode_flow``), the path for large inputs. Both give the rows of
+``capture.COLUMNS`` and equal ``capture.decode_files`` on the same files::
+
+    from s3p_codec import spark as s3p_spark
+    spark = s3p_spark.spark_session()                       # local[*], 127.0.0.1, no UI
+    events = s3p_spark.decode(spark, ["captures/*.pcap"], decode_as={7500: "s3p"})
+    events = spark.read.format("s3p_codec").option("decode_as", "7500=s3p").load("captures/*.pcap")
+    s3p_spark.summarize(events)                             # per-protocol table
+
+Needs the ``spark`` extra (pyspark, pyarrow) and Java 17 on the machine.
+"""
+
+from __future__ import annotations
+
+from s3p_codec.spark.datasource import (
+    EVENTS_FORMAT,
+    SEGMENTS_FORMAT,
+    CaptureDataSource,
+    SegmentsDataSource,
+    expand_paths,
+    register,
+)
+from s3p_codec.spark.flows import EVENT_COLUMNS, spark_ddl
+from s3p_codec.spark.pipeline import decode, format_summary, read_segments, summarize
+from s3p_codec.spark.segments import FLOW_COLUMNS, SEGMENT_SCHEMA
+from s3p_codec.spark.session import DEFAULT_MASTER, local_cores, spark_session
+
+__all__ = [
+    "DEFAULT_MASTER",
+    "EVENTS_FORMAT",
+    "EVENT_COLUMNS",
+    "FLOW_COLUMNS",
+    "SEGMENTS_FORMAT",
+    "SEGMENT_SCHEMA",
+    "CaptureDataSource",
+    "SegmentsDataSource",
+    "decode",
+    "expand_paths",
+    "format_summary",
+    "local_cores",
+    "read_segments",
+    "register",
+    "spark_ddl",
+    "spark_session",
+    "summarize",
+]

@@ -1,0 +1,104 @@
+"""The capture pipeline as a Spark job: read per file, shuffle by flow key, decode per flow.
+
+::
+
+    spark = spark_session("local[*]")
+    events = decode(spark, ["captures/*.pcap*"], decode_as={7500: "s3p"})
+    events.write.parquet("events.parquet")
+    for line in format_summary(summarize(events)): print(line)
+
+1. ``format("s3p_codec_segments")`` reads every capture file in its own task (rotated sets in
+   parallel) and emits its TCP segments with their flow key;
+2. Spark shuffles the segments by flow key, so one connection's segments meet in one task,
+   whichever files they came from;
+3. each flow goes through ``capture.decode_flow``, the single-process decoder's own code.
+
+The result has the columns of ``capture.COLUMNS`` and equals ``capture.decode_files`` on the same
+files (row order aside). ``summarize`` computes ``capture.summarize``'s per-protocol table in
+Spark (exact nearest-rank latency percentiles), so only one small row per protocol reaches the
+driver.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import functions as F
+
+from s3p_codec.capture import format_summary
+from s3p_codec.spark.datasource import SEGMENTS_FORMAT
+from s3p_codec.spark.flows import decode_group, spark_ddl
+from s3p_codec.spark.segments import FLOW_COLUMNS
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+__all__ = ["decode", "format_summary", "read_segments", "summarize"]
+
+
+def read_segments(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+    """Stage one: the segments of every file (``format("s3p_codec_segments")``)."""
+    return spark.read.format(SEGMENTS_FORMAT).option("paths", json.dumps(list(paths))).load()
+
+
+def decode(
+    spark: SparkSession, paths: Sequence[str], decode_as: Mapping[int, str] | None = None
+) -> DataFrame:
+    """Decoded events of the capture files (or globs) ``paths``, as a lazy DataFrame."""
+    segments = read_segments(spark, paths)
+    decode = partial(decode_group, decode_as=dict(decode_as or {}))
+    return segments.groupBy(*FLOW_COLUMNS).applyInArrow(decode, spark_ddl())
+
+
+_PERCENTILES = (("latency_p50_ms", 50), ("latency_p90_ms", 90), ("latency_p99_ms", 99))
+
+
+def _nearest_rank(ordered: Column, n: Column, q: int) -> Column:
+    """The nearest-rank percentile ``q`` of a sorted array (null when empty), computed exactly as
+    ``capture.summarize`` does: element ``max(1, ceil(q / 100 * n))``, 1-based."""
+    rank = F.greatest(F.lit(1), F.ceil(F.lit(q / 100.0) * n)).cast("int")
+    return F.when(n > 0, F.element_at(ordered, rank))
+
+
+def summarize(events: DataFrame) -> list[dict[str, Any]]:
+    """Per protocol, as ``capture.summarize`` counts them: conversations, events, requests,
+    replies, bytes, errors, gaps and latency percentiles (nearest rank), sorted by protocol."""
+    kind = F.col("kind")
+    event = kind == "event"
+    paired = event & F.col("pair_id").isNotNull()
+    to_server = F.col("direction") == "client_to_server"
+    latencies = F.array_sort(F.collect_list("latency_ms"))
+    n = F.size(F.col("_latencies"))
+    table = (
+        events.groupBy("protocol")
+        .agg(
+            F.count_distinct(F.when(kind != "capture_error", F.col("conversation"))).alias(
+                "conversations"
+            ),
+            F.count_if(event).alias("events"),
+            F.count_if(paired & to_server).alias("requests"),
+            F.count_if(paired & ~to_server).alias("replies"),
+            F.sum(F.when(kind.isin("event", "undecoded", "error"), F.col("wire_bytes"))).alias(
+                "bytes"
+            ),
+            F.count_if(kind.isin("error", "capture_error")).alias("errors"),
+            F.count_if(kind == "gap").alias("gaps"),
+            latencies.alias("_latencies"),
+        )
+        .select(
+            "protocol",
+            "conversations",
+            "events",
+            "requests",
+            "replies",
+            F.coalesce(F.col("bytes"), F.lit(0)).alias("bytes"),
+            "errors",
+            "gaps",
+            *(_nearest_rank(F.col("_latencies"), n, q).alias(name) for name, q in _PERCENTILES),
+        )
+        .orderBy("protocol")
+    )
+    return [row.asDict() for row in table.collect()]

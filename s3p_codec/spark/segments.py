@@ -1,0 +1,141 @@
+"""Step one on Spark: the TCP segments of each capture file, as Arrow record batches.
+
+Each file is read by one task with the capture layer's own ``read_segments``, so files of a
+rotated set (``tcpdump -C``/``-G``) are read in parallel. Every segment row carries its flow key
+(both endpoints, lower one first, as ``capture.flow_key`` computes it) so that Spark can shuffle
+the segments of one connection to one place, whichever files they came from.
+
+A file that cannot be read, or that breaks off mid-record, yields one *error row* (flow columns
+null, ``error`` set) after the segments read before the break: the job never fails because of one
+bad file, and the error is reported and counted downstream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from s3p_codec.capture import CaptureFileError, Segment, flow_key, read_segments
+
+__all__ = [
+    "BATCH_BYTES",
+    "BATCH_ROWS",
+    "FLOW_COLUMNS",
+    "SEGMENT_SCHEMA",
+    "file_segments",
+    "segment_from_row",
+]
+
+FLOW_COLUMNS = ("flow_a_addr", "flow_a_port", "flow_b_addr", "flow_b_port")
+"""The grouping key of the shuffle: ``capture.flow_key`` of the segment, one column per part."""
+
+SEGMENT_SCHEMA = pa.schema(
+    [
+        pa.field("flow_a_addr", pa.string()),
+        pa.field("flow_a_port", pa.int32()),
+        pa.field("flow_b_addr", pa.string()),
+        pa.field("flow_b_port", pa.int32()),
+        pa.field("file", pa.string()),
+        pa.field("file_index", pa.int32()),
+        pa.field("number", pa.int64()),
+        pa.field("ts", pa.float64()),
+        pa.field("src", pa.string()),
+        pa.field("sport", pa.int32()),
+        pa.field("dst", pa.string()),
+        pa.field("dport", pa.int32()),
+        pa.field("seq", pa.int64()),
+        pa.field("ack", pa.int64()),
+        pa.field("flags", pa.int32()),
+        pa.field("payload", pa.binary()),
+        pa.field("length", pa.int64()),
+        pa.field("error_type", pa.string()),
+        pa.field("error", pa.string()),
+    ]
+)
+"""One row per TCP segment (the fields of ``capture.Segment`` plus the flow key), or per broken
+file (``error`` set, flow and segment columns null)."""
+
+BATCH_ROWS = 8192
+BATCH_BYTES = 8 << 20
+"""A batch is flushed at whichever bound comes first, so a task holds at most ~8 MiB of payload."""
+
+_SEGMENT_FIELDS = (
+    "file", "file_index", "number", "ts", "src", "sport", "dst", "dport", "seq", "ack", "flags",
+    "payload", "length",
+)  # fmt: skip
+
+
+def _batch(columns: list[list[Any]]) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array(values, type=field.type)
+            for values, field in zip(columns, SEGMENT_SCHEMA, strict=True)
+        ],
+        schema=SEGMENT_SCHEMA,
+    )
+
+
+def file_segments(
+    path: str, file_index: int, name: str | None = None, *, batch_rows: int = BATCH_ROWS
+) -> Iterator[pa.RecordBatch]:
+    """The segments of one capture file as record batches, then an error row if it broke."""
+    label = path if name is None else name
+    columns: list[list[Any]] = [[] for _ in SEGMENT_SCHEMA]
+    (a_addr, a_port, b_addr, b_port, file, findex, number, ts, src, sport, dst, dport, seq, ack,
+     flags, payload, length, error_type, error) = columns  # fmt: skip
+    held = 0
+    last = 0
+    try:
+        for segment in read_segments(path, file_index, label):
+            key = flow_key(segment)
+            a_addr.append(key[0])
+            a_port.append(key[1])
+            b_addr.append(key[2])
+            b_port.append(key[3])
+            file.append(segment.file)
+            findex.append(segment.file_index)
+            number.append(segment.number)
+            ts.append(segment.ts)
+            src.append(segment.src)
+            sport.append(segment.sport)
+            dst.append(segment.dst)
+            dport.append(segment.dport)
+            seq.append(segment.seq)
+            ack.append(segment.ack)
+            flags.append(segment.flags)
+            payload.append(segment.payload)
+            length.append(segment.length)
+            error_type.append(None)
+            error.append(None)
+            last = segment.number
+            held += len(segment.payload)
+            if len(file) >= batch_rows or held >= BATCH_BYTES:
+                yield _batch(columns)
+                for values in columns:
+                    values.clear()
+                held = 0
+        problem: Exception | None = None
+    except CaptureFileError as exc:
+        problem = exc
+        message = exc.message
+    except OSError as exc:
+        # Name the file as the caller did, whatever path this worker opened it by.
+        problem = exc
+        message = str(type(exc)(exc.errno, exc.strerror, label)) if exc.errno else str(exc)
+    if problem is not None:
+        for values in columns:
+            values.append(None)
+        file[-1] = label
+        findex[-1] = file_index
+        number[-1] = last
+        error_type[-1] = type(problem).__name__
+        error[-1] = message
+    if file:
+        yield _batch(columns)
+
+
+def segment_from_row(row: Sequence[Any]) -> Segment:
+    """Rebuild a ``capture.Segment`` from the segment columns (in ``_SEGMENT_FIELDS`` order)."""
+    return Segment(*row)

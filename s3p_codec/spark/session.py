@@ -1,0 +1,85 @@
+"""A SparkSession configured for this pipeline, in local mode or on a cluster.
+
+Local mode is the embedded default (``local[*]``): one JVM on this machine, no web UI, bound to
+127.0.0.1 only, quiet logs, and as many shuffle partitions as cores (Spark's default of 200 costs
+seconds of scheduling on small inputs). Python workers run the same interpreter as the driver, so
+they import the same ``s3p_codec``. On a cluster (``--master spark://...``, ``yarn``, ``k8s://``)
+only the settings that do not depend on the machine are applied; spark-submit decides the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import warnings
+
+from pyspark.sql import SparkSession
+
+from s3p_codec.spark.datasource import register
+
+__all__ = ["DEFAULT_MASTER", "local_cores", "spark_session"]
+
+DEFAULT_MASTER = "local[*]"
+_LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
+
+
+def local_cores(master: str) -> int | None:
+    """How many cores a ``local``/``local[N]``/``local[*]`` master uses; None for a cluster."""
+    match = _LOCAL.match(master.strip())
+    if match is None:
+        return None
+    cores = match.group(1)
+    if cores is None:
+        return 1
+    if cores == "*":
+        return os.cpu_count() or 1
+    return max(1, int(cores))
+
+
+def spark_session(
+    master: str | None = DEFAULT_MASTER,
+    app_name: str = "s3p-codec",
+    *,
+    shuffle_partitions: int | None = None,
+    extra_conf: dict[str, str] | None = None,
+) -> SparkSession:
+    """Get or create the SparkSession, with the data sources of this package registered.
+
+    ``master=None`` keeps whatever spark-submit configured (the cluster case).
+    """
+    # pyspark warns that pandas 3 is "not yet fully supported"; this pipeline moves data as
+    # Arrow tables and never goes through pandas, so the warning is noise here.
+    warnings.filterwarnings("ignore", message=".*PySpark does not yet fully support pandas.*")
+    cores = local_cores(master) if master is not None else None
+    if cores is not None:
+        # Workers must import the same s3p_codec as the driver: use this very interpreter.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        # Without this Spark resolves the host name and may bind to a public interface.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder.appName(app_name)
+    conf: dict[str, str] = {
+        "spark.ui.showConsoleProgress": "false",
+        "spark.log.level": "ERROR",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+    }
+    if master is not None:
+        builder = builder.master(master)
+    if cores is not None:
+        conf |= {
+            "spark.ui.enabled": "false",
+            "spark.driver.host": "127.0.0.1",
+            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.sql.shuffle.partitions": str(shuffle_partitions or cores),
+            "spark.default.parallelism": str(cores),
+        }
+    elif shuffle_partitions is not None:
+        conf["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
+    conf |= extra_conf or {}
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark
