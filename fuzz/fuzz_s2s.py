@@ -1,0 +1,123 @@
+"""Atheris harness for the S2S codec: both session kinds at both ends, the protobuf decoders,
+decompression, the HTTP/1.1 session connection and the Observer.
+
+The first byte picks the target and a chunk size; the rest is fed in chunks, so the fuzzer also
+explores frame boundaries. Any exception other than the codec's own typed errors is a bug and
+crashes the run; so is a decompressed payload over its cap.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import atheris
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+with atheris.instrument_imports():
+    from s3p_codec import Direction, RemoteProtocolError, Role, s2s
+    from s3p_codec.s2s import proto
+    from s3p_codec.s2s.compression import Compression, decompress
+
+from _harness import main
+
+_SESSIONS = [(r, s) for r in Role for s in s2s.Session]
+_DECODERS = [proto.decode_append_input, proto.decode_append_ack, proto.decode_read_batch]
+_CAP = 64 * 1024
+
+
+def _check(exc: RemoteProtocolError) -> None:
+    if not isinstance(exc.code, s2s.ErrorCode | int):
+        raise AssertionError(f"untyped error code {exc.code!r}")
+
+
+def _session(data: bytes, which: int, step: int) -> None:
+    role, session = _SESSIONS[which % 4]
+    conn = s2s.Connection(role, session, limits=s2s.Limits(max_frame_length=1 << 16))
+    try:
+        for at in range(0, len(data), step):
+            conn.receive_data(data[at : at + step])
+            for _ in conn.events():
+                pass
+            conn.check_heartbeat(float(at))
+        conn.receive_data(b"")
+        for _ in conn.events():
+            pass
+    except RemoteProtocolError as exc:
+        _check(exc)
+
+
+def _decode(data: bytes, which: int) -> None:
+    decoder = _DECODERS[which % 3]
+    try:
+        message = decoder(data)
+    except RemoteProtocolError as exc:
+        _check(exc)
+        return
+    # What we decoded we can encode, and it decodes to the same event.
+    encoders = {
+        s2s.AppendInput: proto.encode_append_input,
+        s2s.AppendAck: proto.encode_append_ack,
+        s2s.ReadBatch: proto.encode_read_batch,
+    }
+    again = decoder(encoders[type(message)](message))  # type: ignore[index, arg-type]
+    if again != message:
+        raise AssertionError("re-encoding changed the message")
+
+
+def _decompress(data: bytes, which: int) -> None:
+    compression = Compression.ZSTD if which % 2 else Compression.GZIP
+    try:
+        out = decompress(data, compression, _CAP)
+    except RemoteProtocolError as exc:
+        _check(exc)
+        return
+    if len(out) > _CAP:
+        raise AssertionError("decompressed past the cap")
+
+
+def _http1(data: bytes, which: int, step: int) -> None:
+    role = Role.CLIENT if which % 2 else Role.SERVER
+    conn = s2s.Http1Connection(role, host="h")
+    if role is Role.CLIENT:
+        kind = s2s.Session.READ if which % 4 == 1 else s2s.Session.APPEND
+        conn.send(s2s.SessionRequest(kind, "s"))
+    try:
+        for at in range(0, len(data), step):
+            conn.receive_data(data[at : at + step])
+            for _ in conn.events():
+                pass
+    except RemoteProtocolError as exc:
+        _check(exc)
+
+
+def _observe(data: bytes, step: int) -> None:
+    observer = s2s.Observer()
+    for at in range(0, len(data), step):
+        direction = Direction.CLIENT_TO_SERVER if (at // step) % 3 else Direction.SERVER_TO_CLIENT
+        observer.observe(direction, data[at : at + step])
+    for direction in Direction:
+        observer.close(direction)
+
+
+def TestOneInput(data: bytes) -> None:  # noqa: N802 - the name atheris looks for
+    if len(data) < 2:
+        return
+    which, step, rest = data[0], data[1] % 61 + 1, data[2:]
+    target = which % 5
+    if target == 0:
+        _session(rest, which >> 3, step)
+    elif target == 1:
+        _decode(rest, which >> 3)
+    elif target == 2:
+        _decompress(rest, which >> 3)
+    elif target == 3:
+        _http1(rest, which >> 3, step)
+    else:
+        _observe(rest, step)
+
+
+if __name__ == "__main__":
+    main(TestOneInput)
