@@ -102,7 +102,7 @@ def _observe(data: bytes, step: int) -> None:
         observer.close(direction)
 
 
-def TestOneInput(data: bytes) -> None:  # noqa: N802 - the name atheris looks for
+def TestOneInput(data: bytes) -> None:
     if len(data) < 2:
         return
     which, step, rest = data[0], data[1] % 61 + 1, data[2:]
