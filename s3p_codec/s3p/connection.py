@@ -40,7 +40,6 @@ from s3p_codec.s3p.events import (
     ErrorReply,
     Event,
     Read,
-    Reply,
     Request,
     Trim,
 )
@@ -201,40 +200,34 @@ class Connection:
                     fatal=True,
                 )
             return NEED_DATA
-        event: Event | None
+        buffer = self._buffer
+        if len(buffer.data) < buffer.want and not self._eof:
+            return NEED_DATA  # still short of what the frame being read needs
         try:
             if self._replies is not None:
-                event = self._next_reply()
+                pending = self._pending
+                if pending:
+                    reply = self._replies.next_reply(pending[0])
+                    if reply is not None:
+                        pending.popleft()
+                        if type(reply) is ErrorReply:
+                            # The server closes after any Error; pipelined replies are lost.
+                            pending.clear()
+                            self._state = ConnectionState.CLOSED
+                        return reply
+                elif len(buffer):
+                    raise Malformed(ErrorCode.BAD_FORMAT, "a reply arrived with no pending request")
             else:
                 assert self._commands is not None
                 request = self._commands.next_command()
                 if request is not None:
                     self._pending.append(request)
-                event = request
+                    return request
         except Malformed as error:
             self._state = ConnectionState.ERROR
             self._error = remote_error(error, self._role)
             raise self._error from None
-        if event is None:
-            return self._need_data()
-        return event
-
-    def _next_reply(self) -> Reply | None:
-        pending = self._pending
-        if not pending:
-            if len(self._buffer):
-                raise Malformed(ErrorCode.BAD_FORMAT, "a reply arrived with no pending request")
-            return None
-        assert self._replies is not None
-        reply = self._replies.next_reply(pending[0])
-        if reply is None:
-            return None
-        pending.popleft()
-        if isinstance(reply, ErrorReply):
-            # The server closes after any Error; replies still pipelined are lost.
-            pending.clear()
-            self._state = ConnectionState.CLOSED
-        return reply
+        return self._need_data()
 
     def _need_data(self) -> NeedData:
         if self._eof:

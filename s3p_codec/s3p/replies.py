@@ -19,7 +19,9 @@ falls back to the element-by-element path, which gives the precise error.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import repeat
+from operator import lt
 
 from s3p_codec._core import LocalProtocolError
 from s3p_codec.s3p.events import (
@@ -52,28 +54,91 @@ from s3p_codec.s3p.wire import (
 __all__ = ["ReplyParser", "encode_reply", "parse_error_line", "validate_reply"]
 
 _ZERO = Timestamp(0, 0)
+_new_object = object.__new__
+_set = object.__setattr__
+
+
+def _read_reply(records: tuple[tuple[Timestamp, bytes], ...]) -> ReadReply:
+    """A parser-built ReadReply: already valid, so it skips ``__init__`` (a third the cost)."""
+    reply = _new_object(ReadReply)
+    _set(reply, "records", records)
+    return reply
+
+
 _OK = bytearray(b"OK")
 _new_timestamp = tuple.__new__
+_READ_HEAD = re.compile(rb"\*([0-9]{1,9})\r\n").match
 _PAIR = re.compile(rb"\$([1-9][0-9]?)\r\n([0-9]{1,20})-([0-9]{1,20})\r\n\$([1-9][0-9]{0,9})\r\n")
 _UNIFORM_MAX_RECORD = 512  # above this, slicing beats matching the payload with the regex
-_uniform_cache: dict[tuple[int, int], Callable[..., list[tuple[bytes, bytes]]]] = {}
+_uniform_cache: dict[tuple[int, int, int], Callable[..., list[tuple[bytes, ...]]]] = {}
 _CODES = {code.value.encode(): code for code in ErrorCode}
 
 
-def _uniform_findall(ts_len: int, rec_len: int) -> Callable[..., list[tuple[bytes, bytes]]]:
-    found = _uniform_cache.get((ts_len, rec_len))
+def _uniform_findall(
+    ms_digits: int, seq_digits: int, rec_len: int
+) -> Callable[..., list[tuple[bytes, ...]]]:
+    """``findall`` of ``(ms, seq, record)`` for pairs with exactly these lengths."""
+    key = (ms_digits, seq_digits, rec_len)
+    found = _uniform_cache.get(key)
     if found is None:
         if len(_uniform_cache) > 256:
             _uniform_cache.clear()
-        pattern = rb"\$%d\r\n([0-9-]{%d})\r\n\$%d\r\n(.{%d})\r\n" % (
-            ts_len,
-            ts_len,
+        pattern = rb"\$%d\r\n([0-9]{%d})-([0-9]{%d})\r\n\$%d\r\n(.{%d})\r\n" % (
+            ms_digits + seq_digits + 1,
+            ms_digits,
+            seq_digits,
             rec_len,
             rec_len,
         )
         found = re.compile(pattern, re.DOTALL).findall
-        _uniform_cache[(ts_len, rec_len)] = found
+        _uniform_cache[key] = found
     return found
+
+
+def _uniform_pairs(
+    data: bytearray, pos: int, pairs: int, prev: Timestamp, max_record: int
+) -> tuple[tuple[tuple[Timestamp, bytes], ...], int] | None:
+    """All ``pairs`` timestamp/record pairs at ``pos`` if they are uniform, or None.
+
+    Uniform: every pair has the first pair's record length and the same number of digits in
+    ``<ms>`` and ``<seq>`` (at most 19, so no part can exceed 64 bits). The pattern built for
+    those lengths has a fixed match length, so ``pairs`` matches inside exactly ``pairs`` times
+    that length are contiguous and cover it all. Timestamps, the order check and the records
+    are then built by C-level loops. None means "not this way" (not uniform, not all buffered,
+    or invalid): the caller takes the pair-by-pair path, which finds any culprit and names it.
+    """
+    found = _PAIR.match(data, pos)
+    if found is None:
+        return None
+    ts_len, ms_first, seq_first, rec_text = found.groups()
+    ms_digits = len(ms_first)
+    seq_digits = len(seq_first)
+    rec_len = int(rec_text)
+    if (
+        int(ts_len) != ms_digits + seq_digits + 1
+        or ms_digits > 19
+        or seq_digits > 19
+        or rec_len > _UNIFORM_MAX_RECORD
+        or rec_len > max_record
+    ):
+        return None
+    end = pos + (found.end() - pos + rec_len + 2) * pairs
+    if len(data) < end:
+        return None
+    matches = _uniform_findall(ms_digits, seq_digits, rec_len)(data, pos, end)
+    if len(matches) != pairs:
+        return None
+    ms_texts, seq_texts, payloads = zip(*matches, strict=True)
+    if ms_texts.count(ms_first) == pairs:  # one millisecond: convert it once
+        ms_values: Iterable[int] = repeat(int(ms_first), pairs)
+    else:
+        ms_values = map(int, ms_texts)
+    stamps = list(
+        map(_new_timestamp, repeat(Timestamp), zip(ms_values, map(int, seq_texts), strict=False))
+    )
+    if stamps[0] > prev and all(map(lt, stamps, stamps[1:])):
+        return tuple(zip(stamps, payloads, strict=True)), end
+    return None
 
 
 def parse_error_line(text: bytes | bytearray) -> ErrorReply:
@@ -110,7 +175,31 @@ class ReplyParser:
         """The reply to ``request`` if complete, else None; raises Malformed."""
         buf = self.buffer
         if self._count < 0 and self._bulk < 0:
-            self.start = buf.offset
+            data = buf.data
+            pos = buf.pos
+            self.start = buf.base + pos
+            if type(request) is Read:
+                # Fast path: a whole READ reply of same-sized pairs, already buffered.
+                head = _READ_HEAD(data, pos)
+                if head is not None:
+                    count = int(head.group(1))
+                    pairs = count // 2
+                    if (
+                        pairs
+                        and not count % 2
+                        and pairs <= (request.count or self.limits.max_count)
+                    ):
+                        found = _uniform_pairs(
+                            data,
+                            head.end(),
+                            pairs,
+                            request.min_timestamp or _ZERO,
+                            self.limits.max_record_size,
+                        )
+                        if found is not None:
+                            buf.pos = buf.scan = found[1]
+                            buf.compact()
+                            return _read_reply(found[0])
             header = buf.read_header()
             if header is None:
                 return None
@@ -165,8 +254,13 @@ class ReplyParser:
         max_record = self.limits.max_record_size
         pairs_left = self._count // 2 - len(records)
         if self._stamp is None and self._bulk < 0 and pairs_left > 1:
-            self._uniform(pairs_left)
-            pairs_left = self._count // 2 - len(records)
+            uniform = _uniform_pairs(data, buf.pos, pairs_left, self._prev, max_record)
+            if uniform is not None:
+                pairs, buf.pos = uniform
+                buf.scan = buf.pos
+                records.extend(pairs)
+                self._prev = pairs[-1][0]
+                pairs_left = 0
         match = _PAIR.match
         while pairs_left:
             if self._stamp is None and self._bulk < 0:
@@ -203,43 +297,10 @@ class ReplyParser:
                 return None
             if self._stamp is None and self._bulk < 0:
                 pairs_left = self._count // 2 - len(records)
-        reply = ReadReply(tuple(records))
+        reply = _read_reply(tuple(records))
         self._reset()
         buf.compact()
         return reply
-
-    def _uniform(self, pairs: int) -> None:
-        """Match every remaining pair at once when they all share header lengths."""
-        buf = self.buffer
-        data = buf.data
-        found = _PAIR.match(data, buf.pos)
-        if found is None:
-            return
-        ts_len = int(found.group(1))
-        rec_len = int(found.group(4))
-        if rec_len > _UNIFORM_MAX_RECORD or rec_len > self.limits.max_record_size:
-            return
-        size = found.end() - buf.pos + rec_len + 2
-        end = buf.pos + size * pairs
-        if len(data) < end:
-            return
-        matches = _uniform_findall(ts_len, rec_len)(data, buf.pos, end)
-        if len(matches) != pairs:
-            return  # not uniform: some pair differs; take the pair-by-pair path
-        prev = self._prev
-        out = []
-        for text, record in matches:
-            ms, dash, seq = text.partition(b"-")
-            if not (dash and ms.isdigit() and seq.isdigit()):
-                return
-            stamp = _new_timestamp(Timestamp, (int(ms), int(seq)))
-            if stamp <= prev or stamp[0] > MAX_U64 or stamp[1] > MAX_U64:
-                return
-            prev = stamp
-            out.append((stamp, record))
-        self._records.extend(out)
-        self._prev = prev
-        buf.pos = buf.scan = end
 
     def _slow_element(self) -> bool:
         """Read one element of a READ reply; False if more bytes are needed."""

@@ -94,14 +94,15 @@ def parse_number(digits: bytes | bytearray, what: str) -> int:
 class WireBuffer:
     """Received bytes, a read index and the absolute offset of the index."""
 
-    __slots__ = ("base", "data", "eof", "pos", "scan")
+    __slots__ = ("base", "data", "pos", "scan", "want")
 
     def __init__(self) -> None:
         self.data = bytearray()
         self.pos = 0  # index in data of the first unconsumed byte
         self.base = 0  # absolute stream offset of data[0]
         self.scan = 0  # index in data before which no CRLF can start a line end
-        self.eof = False
+        # Parsing cannot progress until len(data) >= want: one-byte feeds cost O(1) each.
+        self.want = 0
 
     def __len__(self) -> int:
         return len(self.data) - self.pos
@@ -118,6 +119,7 @@ class WireBuffer:
         """Drop consumed bytes when that is cheap (all of them) or amortised (half or more)."""
         pos = self.pos
         data = self.data
+        self.want = 0
         if pos >= len(data):
             self.base += pos
             self.scan = 0
@@ -143,6 +145,7 @@ class WireBuffer:
             size = len(data)
             # A trailing CR may begin the terminator; never search those bytes again.
             self.scan = size - 1 if size > start else start
+            self.want = size + 1
             if size - start > bound + 1 or (size - start == bound + 1 and data[size - 1] != _CR):
                 raise bad_format(f"line longer than {bound} bytes without CRLF")
             return None
@@ -158,6 +161,7 @@ class WireBuffer:
         data = self.data
         pos = self.pos
         if pos >= len(data):
+            self.want = pos + 1
             return None
         kind = data[pos]
         if kind in (BULK, ARRAY):
@@ -182,6 +186,7 @@ class WireBuffer:
         start = self.pos
         end = start + length
         if len(data) < end + 2:
+            self.want = end + 2
             return None
         if data[end] != 0x0D or data[end + 1] != 0x0A:
             raise bad_format("Bulk String payload not followed by CRLF")

@@ -1,0 +1,201 @@
+"""Decode the same in-memory pipelined S3P reply streams with three decoders; print ratios.
+
+    python benchmarks/s3p_bench.py            # the full run (about half a minute)
+    python benchmarks/s3p_bench.py --quick    # fewer replies, for a smoke check
+
+Decoders: our client ``s3p.Connection`` (typed events: ``ReadReply`` of ``Timestamp``/bytes
+pairs), redis-py's pure-Python RESP2 parser (``redis._parsers.resp2._RESP2Parser``, the
+``PythonParser`` of older releases) reading from an in-memory socket, and ``hiredis.Reader``.
+All three get the same bytes in the same 64 KiB chunks (case c: one byte at a time). Times are
+the best of several runs in process CPU time (``time.process_time``), so that other programs
+sharing the machine disturb the ratios less.
+
+Cases: (a) READ replies of 10 records of 16 bytes; (b) READ replies of 4 records of 64 KiB;
+(c) one 1 MiB frame fed one byte at a time, at 1 MiB and 2 MiB. Targets: (a) at least 2x
+redis-py, (b) at least 0.5x hiredis, (c) doubling the input at most doubles the time (+15%).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+from collections.abc import Callable
+
+import hiredis
+from redis._parsers.resp2 import _RESP2Parser
+from redis._parsers.socket import SocketBuffer
+
+from s3p_codec import NEED_DATA, Role, s3p
+
+CHUNK = 64 * 1024
+
+
+def read_reply(records: int, size: int, first_ms: int = 1_700_000_000_000) -> bytes:
+    """One READ reply: ``records`` pairs of a timestamp and a ``size``-byte payload."""
+    payload = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    parts = [b"*%d\r\n" % (2 * records)]
+    for index in range(records):
+        stamp = b"%d-%d" % (first_ms, index)
+        parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(stamp), stamp, size, payload))
+    return b"".join(parts)
+
+
+def chunks(data: bytes, size: int) -> list[bytes]:
+    return [data[at : at + size] for at in range(0, len(data), size)]
+
+
+# --- the three decoders: each returns the number of replies decoded ---------------------------
+
+
+def ours(pieces: list[bytes], replies: int, limits: s3p.Limits, count: int) -> Callable[[], int]:
+    conn = s3p.Connection(Role.CLIENT, limits)
+    request = s3p.Read(b"bench", count=count)
+    for _ in range(replies):
+        conn.send(request)  # the client must know what each reply answers: not timed
+
+    def run() -> int:
+        got = 0
+        receive, next_event = conn.receive_data, conn.next_event
+        for piece in pieces:
+            receive(piece)
+            while next_event() is not NEED_DATA:
+                got += 1
+        return got
+
+    return run
+
+
+class _MemorySocket:
+    """What redis-py's SocketBuffer reads from: ``recv`` hands out the prepared chunks."""
+
+    def __init__(self, pieces: list[bytes]) -> None:
+        self._pieces = iter(pieces)
+
+    def recv(self, size: int) -> bytes:
+        return next(self._pieces, b"")
+
+    def settimeout(self, timeout: float | None) -> None:
+        pass
+
+
+class _NoDecoding:
+    def decode(self, value: object, force: bool = False) -> object:
+        return value
+
+
+def redis_py(
+    pieces: list[bytes], replies: int, limits: s3p.Limits, count: int
+) -> Callable[[], int]:
+    parser = _RESP2Parser(socket_read_size=CHUNK)
+    sock = _MemorySocket(pieces)
+    parser._sock = sock
+    parser._buffer = SocketBuffer(sock, CHUNK, None)  # type: ignore[arg-type]
+    parser.encoder = _NoDecoding()
+
+    def run() -> int:
+        for _ in range(replies):
+            parser.read_response()
+        return replies
+
+    return run
+
+
+def hiredis_reader(
+    pieces: list[bytes], replies: int, limits: s3p.Limits, count: int
+) -> Callable[[], int]:
+    reader = hiredis.Reader()
+
+    def run() -> int:
+        got = 0
+        feed, gets = reader.feed, reader.gets
+        for piece in pieces:
+            feed(piece)
+            while gets() is not False:
+                got += 1
+        return got
+
+    return run
+
+
+Decoder = Callable[[list[bytes], int, s3p.Limits, int], Callable[[], int]]
+"""Prepares a decoder for the stream (not timed) and returns the timed part."""
+DECODERS: dict[str, Decoder] = {"ours": ours, "redis-py": redis_py, "hiredis": hiredis_reader}
+
+
+def best_time(
+    decoder: Decoder, pieces: list[bytes], replies: int, limits: s3p.Limits, count: int, *,
+    repeat: int,
+) -> float:  # fmt: skip
+    best = float("inf")
+    for _ in range(repeat):
+        run = decoder(pieces, replies, limits, count)
+        gc.collect()
+        began = time.process_time()
+        got = run()
+        took = time.process_time() - began
+        if got != replies:
+            raise SystemExit(f"{decoder.__name__} decoded {got} replies, expected {replies}")
+        best = min(best, took)
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer replies and repeats")
+    args = parser.parse_args(argv)
+    scale = 10 if args.quick else 1
+    repeat = 3 if args.quick else 5
+    limits = s3p.Limits(max_record_size=2 << 20, max_append_size=8 << 20)
+
+    rows: list[tuple[str, dict[str, float], str, bool]] = []
+    for name, records, size, replies in (
+        ("(a) READ 10 x 16 B", 10, 16, 20_000 // scale),
+        ("(b) READ 4 x 64 KiB", 4, 64 * 1024, 400 // scale),
+    ):
+        stream = read_reply(records, size) * replies
+        pieces = chunks(stream, CHUNK)
+        mib = len(stream) / (1 << 20)
+        rates = {
+            label: mib / best_time(decoder, pieces, replies, limits, records, repeat=repeat)
+            for label, decoder in DECODERS.items()
+        }
+        if name.startswith("(a)"):
+            ratio = rates["ours"] / rates["redis-py"]
+            rows.append((name, rates, f"{ratio:.2f}x redis-py (target >= 2x)", ratio >= 2))
+        else:
+            ratio = rates["ours"] / rates["hiredis"]
+            rows.append((name, rates, f"{ratio:.2f}x hiredis (target >= 0.5x)", ratio >= 0.5))
+
+    print(f"{'case':<24}{'ours MiB/s':>12}{'redis-py':>12}{'hiredis':>12}   result")
+    for name, rates, verdict, ok in rows:
+        print(
+            f"{name:<24}{rates['ours']:>12.1f}{rates['redis-py']:>12.1f}{rates['hiredis']:>12.1f}"
+            f"   {verdict} {'PASS' if ok else 'FAIL'}"
+        )
+
+    # (c) one frame fed one byte at a time: the cost must stay linear in its size.
+    print()
+    print(f"{'(c) 1 frame, 1 B feeds':<24}{'ours s':>12}{'redis-py s':>12}{'hiredis s':>12}")
+    times: dict[int, dict[str, float]] = {}
+    for mib in (1, 2):
+        frame = read_reply(1, mib << 20)
+        pieces = chunks(frame, 1)
+        runs = 1 if mib == 2 or args.quick else 2
+        times[mib] = {
+            label: best_time(decoder, pieces, 1, limits, 1, repeat=runs)
+            for label, decoder in DECODERS.items()
+        }
+        row = times[mib]
+        print(
+            f"{f'    {mib} MiB':<24}{row['ours']:>12.2f}{row['redis-py']:>12.2f}"
+            f"{row['hiredis']:>12.2f}"
+        )
+    growth = times[2]["ours"] / times[1]["ours"]
+    verdict = "PASS" if growth <= 2.3 else "FAIL"
+    print(f"{'    2 MiB / 1 MiB':<24}{growth:>12.2f}   (target <= 2.30) {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
