@@ -373,6 +373,8 @@ def _payload(data: bytes, length_at: int, end: int) -> bytes:
 
 
 def _decode_sequenced_record(data: bytes, pos: int, end: int) -> SequencedRecord:
+    # The hot loop of a read session: varints of up to 3 bytes are decoded inline, since a
+    # function call costs as much as the decoding itself.
     seq_num = timestamp = 0
     body = b""
     headers: list[Header] = []
@@ -382,14 +384,31 @@ def _decode_sequenced_record(data: bytes, pos: int, end: int) -> SequencedRecord
             pos += 1
         else:
             tag, pos = _read_tag(data, pos, end)
-        if tag == 0x08:
-            seq_num, pos = _read_varint(data, pos, end)
-        elif tag == 0x10:
-            timestamp, pos = _read_varint(data, pos, end)
+        if tag in (0x08, 0x10):
+            if end - pos >= 3:
+                value = data[pos]
+                if value < 0x80:
+                    pos += 1
+                else:
+                    second = data[pos + 1]
+                    if second < 0x80:
+                        value = (value & 0x7F) | second << 7
+                        pos += 2
+                    else:
+                        value, pos = _read_varint(data, pos, end)
+            else:
+                value, pos = _read_varint(data, pos, end)
+            if tag == 0x08:
+                seq_num = value
+            else:
+                timestamp = value
         elif tag == 0x22:
             size = data[pos] if pos < end else 0x80
             if size < 0x80:
                 pos += 1
+            elif end - pos >= 2 and data[pos + 1] < 0x80:
+                size = (size & 0x7F) | data[pos + 1] << 7
+                pos += 2
             else:
                 size, pos = _read_varint(data, pos, end)
             if size > end - pos:
@@ -453,6 +472,9 @@ def _decode_read_batch(data: bytes) -> ReadBatch:
             size = data[pos] if pos < end else 0x80
             if size < 0x80:
                 pos += 1
+            elif end - pos >= 2 and data[pos + 1] < 0x80:
+                size = (size & 0x7F) | data[pos + 1] << 7
+                pos += 2
             else:
                 size, pos = _read_varint(data, pos, end)
             if size > end - pos:
