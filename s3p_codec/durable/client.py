@@ -139,6 +139,8 @@ class ClientConnection:
             raise LocalProtocolError("connection is in ERROR", code="error")
         if self._state is ConnectionState.CLOSED:
             return NEED_DATA
+        if self._state is ConnectionState.IDLE:
+            return self._idle()
         while not self._queue:
             try:
                 event = self._h11.next_event()
@@ -159,6 +161,16 @@ class ClientConnection:
                 self._state = ConnectionState.CLOSED
                 return NEED_DATA
         return self._queue.popleft()
+
+    def _idle(self) -> NeedData:
+        # No request is outstanding: nothing may arrive but the end of the connection.
+        pending, closed = self._h11.trailing_data
+        if pending:
+            self._state = ConnectionState.ERROR
+            raise _fatal("the server sent bytes that answer no request")
+        if closed or self._eof:
+            self._state = ConnectionState.CLOSED
+        return NEED_DATA
 
     def events(self) -> Iterator[ClientEvent]:
         """Every event the buffered bytes complete, until ``NEED_DATA``."""

@@ -159,7 +159,7 @@ class Observer:
                     self._dead[direction] = True
                     return out
             progressed = False
-            while True:
+            while conn._queue or conn.state is not ConnectionState.IDLE:
                 start = self._mark[direction]
                 try:
                     event = conn.next_event()
