@@ -1,0 +1,106 @@
+"""READ replies: the fast paths (whole uniform reply, pair at a time) and the element-by-element
+path must agree on every stream, valid or not."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from s3p_codec import NEED_DATA, RemoteProtocolError, Role, s3p
+from s3p_codec.s3p import ErrorCode, Read, ReadReply, Timestamp
+from s3p_codec.s3p.events import MAX_U64
+from s3p_codec.s3p.replies import encode_reply
+
+from .helpers import client_for
+
+
+def outcome(data: bytes, request: Read, chunk: int) -> object:
+    """The events, or the error code, for ``data`` fed in ``chunk``-byte pieces."""
+    client = client_for(request)
+    events: list[object] = []
+    try:
+        for at in range(0, len(data), chunk):
+            client.receive_data(data[at : at + chunk])
+            events.extend(client.events())
+    except RemoteProtocolError as error:
+        return error.code
+    return events
+
+
+@st.composite
+def read_replies(draw: st.DrawFn) -> ReadReply:
+    size = draw(st.sampled_from([1, 16, 600, 5000]))
+    vary = draw(st.booleans())
+    count = draw(st.integers(0, 8))
+    ms = draw(st.sampled_from([0, 9, 1_700_000_000_000, MAX_U64 - 10]))
+    stamps = sorted(
+        {Timestamp(ms + draw(st.integers(0, 3)), draw(st.integers(0, 12))) for _ in range(count)}
+    )
+    stamps = [s for s in stamps if s > Timestamp(0, 0)]
+    records = tuple(
+        (stamp, bytes([index % 256]) * (draw(st.integers(1, size)) if vary else size))
+        for index, stamp in enumerate(stamps)
+    )
+    return ReadReply(records)
+
+
+@given(read_replies(), st.sampled_from([1, 3, 64, 1 << 20]))
+def test_read_replies_decode_the_same_in_any_chunking(reply: ReadReply, chunk: int) -> None:
+    data = encode_reply(reply)
+    assert outcome(data, Read(b"s"), chunk) == [reply]
+
+
+@given(read_replies(), st.data())
+def test_damaged_read_replies_get_the_same_verdict_on_every_path(
+    reply: ReadReply, data: st.DataObject
+) -> None:
+    raw = bytearray(encode_reply(reply) * 2)
+    if not raw:
+        return
+    for _ in range(data.draw(st.integers(1, 3))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.sampled_from(b"0159-$\r\nx"))
+    request = Read(b"s")
+    whole = outcome(bytes(raw), request, 1 << 20)
+    assert outcome(bytes(raw), request, 1) == whole
+    assert outcome(bytes(raw), request, 7) == whole
+
+
+def test_a_uniform_reply_with_one_pair_out_of_order_is_refused() -> None:
+    stamps = [Timestamp(1, n) for n in (1, 2, 3, 5, 4, 6)]
+    data = b"*12\r\n" + b"".join(b"$3\r\n%b\r\n$2\r\nab\r\n" % bytes(s) for s in stamps)
+    assert outcome(data, Read(b"s"), 1 << 20) == ErrorCode.BAD_FORMAT
+
+
+def test_a_reply_that_looks_uniform_but_lies_about_a_length_is_refused() -> None:
+    pair = b"$3\r\n1-%d\r\n$2\r\nab\r\n"
+    data = b"*6\r\n" + pair % 1 + b"$3\r\n1-2\r\n$2\r\nabc\r\n" + pair % 3
+    assert outcome(data, Read(b"s"), 1 << 20) == ErrorCode.BAD_FORMAT
+
+
+def test_timestamps_at_the_u64_bound_take_the_careful_path() -> None:
+    top = Timestamp(MAX_U64, MAX_U64)
+    reply = ReadReply(((Timestamp(MAX_U64, 0), b"a"), (top, b"b")))
+    assert outcome(encode_reply(reply), Read(b"s"), 1 << 20) == [reply]
+    over = b"*2\r\n$22\r\n18446744073709551616-0\r\n$1\r\na\r\n"
+    assert outcome(over, Read(b"s"), 1 << 20) == ErrorCode.BAD_FORMAT
+
+
+def test_a_record_over_the_limit_is_err_limits_from_its_header() -> None:
+    client = s3p.Connection(Role.CLIENT, s3p.Limits(max_record_size=4))
+    client.send(Read(b"s"))
+    client.receive_data(b"*2\r\n$3\r\n1-0\r\n$5\r\n")
+    with pytest.raises(RemoteProtocolError) as caught:
+        client.next_event()
+    assert caught.value.code is ErrorCode.LIMITS
+
+
+def test_one_byte_feeds_of_a_large_record_cost_constant_time_each() -> None:
+    client = client_for(Read(b"s"))
+    client.receive_data(b"*2\r\n$3\r\n1-0\r\n$100000\r\n")
+    assert client.next_event() is NEED_DATA
+    for _ in range(99_999):
+        client.receive_data(b"x")
+        assert client.next_event() is NEED_DATA
+    client.receive_data(b"x\r\n")
+    assert client.next_event() == ReadReply(((Timestamp(1, 0), b"x" * 100_000),))

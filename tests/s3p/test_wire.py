@@ -1,0 +1,185 @@
+"""Framing: the generic wire reader, bounds from header lines, no recursion, and agreement
+with ``hiredis.Reader`` on valid streams."""
+
+from __future__ import annotations
+
+import hiredis
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from s3p_codec import Role, s3p
+from s3p_codec.s3p.events import ErrorCode
+from s3p_codec.s3p.wire import (
+    ErrorString,
+    Malformed,
+    SimpleString,
+    WireBuffer,
+    WireReader,
+    WireValue,
+    encode_value,
+)
+
+from .helpers import client_error, server_error
+from .strategies import conversations, wire_values
+
+
+def read_all(data: bytes, **bounds: int) -> list[WireValue]:
+    reader = WireReader(**bounds)
+    reader.feed(data)
+    out = []
+    while (value := reader.next_value()) is not None:
+        out.append(value)
+    return out
+
+
+def normalise_ours(value: WireValue) -> object:
+    if isinstance(value, tuple):
+        return [normalise_ours(item) for item in value]
+    if isinstance(value, ErrorString):
+        return ("error", bytes(value).decode())
+    return bytes(value)  # hiredis does not tell Simple from Bulk Strings
+
+
+def normalise_hiredis(value: object) -> object:
+    if isinstance(value, list):
+        return [normalise_hiredis(item) for item in value]
+    if isinstance(value, hiredis.ReplyError):
+        return ("error", str(value))
+    return value
+
+
+def hiredis_values(data: bytes) -> list[object]:
+    reader = hiredis.Reader()
+    reader.feed(data)
+    out = []
+    while (value := reader.gets()) is not False:
+        out.append(normalise_hiredis(value))
+    return out
+
+
+@given(st.lists(wire_values, min_size=1, max_size=5))
+def test_hiredis_and_our_wire_reader_agree_on_valid_values(values: list[WireValue]) -> None:
+    data = b"".join(encode_value(value) for value in values)
+    ours = read_all(data)
+    assert ours == values
+    assert [normalise_ours(value) for value in ours] == hiredis_values(data)
+
+
+@given(conversations())
+def test_hiredis_and_our_wire_reader_agree_on_s3p_conversations(conversation: list) -> None:
+    client = s3p.Connection(Role.CLIENT)
+    server = s3p.Connection(Role.SERVER)
+    up = b"".join(client.send(request) for request, _ in conversation)
+    server.receive_data(up)
+    list(server.events())
+    down = b"".join(server.send(reply) for _, reply in conversation)
+    for data in (up, down):
+        assert [normalise_ours(v) for v in read_all(data)] == hiredis_values(data)
+
+
+@given(st.lists(wire_values, min_size=1, max_size=4), st.integers(1, 7))
+def test_the_wire_reader_gives_the_same_values_in_any_chunk_size(
+    values: list[WireValue], size: int
+) -> None:
+    data = b"".join(encode_value(value) for value in values)
+    reader = WireReader()
+    out = []
+    for at in range(0, len(data), size):
+        reader.feed(data[at : at + size])
+        while (value := reader.next_value()) is not None:
+            out.append(value)
+    assert out == values
+    assert not reader.in_value
+
+
+def test_simple_strings_errors_bulk_strings_and_arrays_are_told_apart() -> None:
+    values = read_all(b"+OK\r\n-ERR_LIMITS x\r\n$2\r\nOK\r\n*0\r\n")
+    assert values == [b"OK", b"ERR_LIMITS x", b"OK", ()]
+    assert [type(v) for v in values] == [SimpleString, ErrorString, bytes, tuple]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b":1\r\n",  # RESP integer
+        b"_\r\n",  # RESP3 null
+        b"$-1\r\n",  # RESP2 null bulk
+        b"*-1\r\n",  # RESP2 null array
+        b"$0\r\n\r\n",
+        b"$3\r\nabcd\r\n",  # payload longer than declared
+        b"*1\r\n*2\r\n*0\r\n$1\r\nb\r\n",  # mixed types in a nested array
+        b"*1\r\n*2\r\n$1\r\na\r\n+b\r\n",
+        b"+caf\xc3\xa9\r\n",  # Simple Strings are ASCII
+    ],
+)
+def test_the_wire_reader_refuses_what_s3p_excludes(data: bytes) -> None:
+    with pytest.raises(Malformed) as caught:
+        read_all(data)
+    assert caught.value.code is ErrorCode.BAD_FORMAT
+
+
+def test_the_top_level_array_may_mix_types_like_a_command() -> None:
+    assert read_all(b"*2\r\n$1\r\na\r\n*0\r\n") == [(b"a", ())]
+
+
+def test_a_huge_bulk_length_is_refused_from_its_header_line_without_allocating() -> None:
+    for reader_data in (b"$99999999999\r\n", b"*999999999\r\n"):
+        reader = WireReader(max_bulk=1 << 20, max_elements=1 << 16)
+        reader.feed(reader_data)
+        with pytest.raises(Malformed) as caught:
+            reader.next_value()
+        assert caught.value.code is ErrorCode.LIMITS
+        assert len(reader.buffer) == 0  # nothing but the header was ever buffered
+
+
+def test_a_header_line_that_never_ends_is_refused_once_it_is_too_long() -> None:
+    buffer = WireBuffer()
+    buffer.feed(b"$" + b"9" * 20)
+    assert buffer.read_header() is None
+    buffer.feed(b"9")
+    with pytest.raises(Malformed):
+        buffer.read_header()
+
+
+def test_a_100000_deep_nest_is_refused_without_recursion_error() -> None:
+    nest = b"*1\r\n" * 100_000
+    with pytest.raises(Malformed, match="nested deeper"):
+        read_all(nest, max_depth=64)
+    # The typed parsers refuse it at the first level that is not in the schema.
+    assert server_error(nest).code is ErrorCode.BAD_FORMAT
+    assert server_error(b"*3\r\n$4\r\nREAD\r\n$1\r\ns\r\n" + nest).code is ErrorCode.BAD_FORMAT
+    assert client_error(b"*2\r\n" + nest, s3p.Read(b"s")).code is ErrorCode.BAD_FORMAT
+
+
+def test_a_100000_deep_nest_within_the_bound_is_read_without_recursion() -> None:
+    nest = b"*1\r\n" * 100_000 + b"$1\r\nx\r\n"
+    (value,) = read_all(nest, max_depth=200_000)
+    assert encode_value(value) == nest  # no recursion there either
+    depth = 0
+    while isinstance(value, tuple):
+        (value,) = value
+        depth += 1
+    assert depth == 100_000
+
+
+def test_a_line_search_never_rereads_bytes_already_searched() -> None:
+    buffer = WireBuffer()
+    for byte in b"+" + b"a" * 4000:
+        buffer.feed(bytes([byte]))
+        assert buffer.read_line(8192) is None
+        assert buffer.scan >= len(buffer.data) - 1
+    buffer.feed(b"\r\n")
+    assert buffer.read_line(8192) == b"+" + b"a" * 4000
+
+
+def test_offsets_are_absolute_across_compaction() -> None:
+    buffer = WireBuffer()
+    big = b"$70000\r\n" + b"x" * 70000 + b"\r\n"
+    buffer.feed(big * 3)
+    for index in range(3):
+        assert buffer.offset == index * len(big)
+        assert buffer.read_header() == (0x24, 70000)
+        assert buffer.take_bulk(70000) == b"x" * 70000
+        buffer.compact()
+    assert buffer.offset == 3 * len(big)
