@@ -1,0 +1,181 @@
+"""The standard library and orjson backends give identical results."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from s3p_codec import NEED_DATA, RemoteProtocolError, Role, rustlog
+from s3p_codec.rustlog import json_backend
+from s3p_codec.rustlog.limits import MAX_JSON_DEPTH
+from tests.rustlog.helpers import frame
+from tests.rustlog.strategies import REQUEST_FOR, requests, responses
+
+needs_orjson = pytest.mark.skipif(rustlog.ORJSON is None, reason="orjson not installed")
+
+
+def outcome(role: Role, data: bytes, backend: str) -> list[object]:
+    """Everything a connection makes of ``data``: events and (code, fatal, message) of errors."""
+    conn = rustlog.Connection(role, json=backend, pipelining=True)
+    if role is Role.CLIENT:
+        for _ in range(4):
+            conn.send(rustlog.MetricsFetch())
+    conn.receive_data(data)
+    out: list[object] = []
+    for _ in range(8):
+        try:
+            event = conn.next_event()
+        except RemoteProtocolError as exc:
+            out.append((exc.code, exc.fatal, exc.message, exc.reply))
+            if exc.fatal:
+                break
+            continue
+        if event is NEED_DATA:
+            break
+        out.append(event)
+    return out
+
+
+def nested(depth: int) -> bytes:
+    return b'{"type":"Ping","x":' + b"[" * (depth - 1) + b"]" * (depth - 1) + b"}"
+
+
+TRICKY = [
+    b'{"type":"Ping","x":"\\ud800"}',
+    b'{"type":"Ping","x":1e400}',
+    b'{"type":"Ping","x":18446744073709551616}',
+    b'{"type":"Ping","x":NaN}',
+    b'\xef\xbb\xbf{"type":"Ping"}',
+    b'{"type":"Ping","type":"Ping"}',
+    b'{"type":"Fetch","type":"Ping"}',
+    b'{"type":"Fetch","group_id":"g","topic":"t","partition":-0,"offset":1,"max_bytes":2}',
+    b'{"type":"Fetch","group_id":"g","topic":"t","partition":0,"offset":18446744073709551616,'
+    b'"max_bytes":2}',
+    b'{"type":"Fetch","group_id":"\\ud800","topic":"t","partition":0,"offset":1,"max_bytes":2}',
+    b'{"type":"Ping","x":"\xed\xa0\x80"}',
+    b'{"type":"Ping","x":' + b"9" * 5000 + b"}",
+    b'{"type":"Ping"}\n ',
+    b'{"type":"Ping","x":"\x01"}',
+    nested(MAX_JSON_DEPTH),
+    nested(MAX_JSON_DEPTH + 1),
+    nested(900),
+    nested(1030),
+    b'{"type":"Ping","x":"' + b"[" * 100 + b'"}',
+]
+TRICKY_RESPONSES = [
+    b'{"type":"MetricsFetchResponse","metrics":{"a":18446744073709551616}}',
+    b'{"type":"MetricsFetchResponse","metrics":{"a":-9223372036854775809}}',
+    b'{"type":"MetricsFetchResponse","metrics":{"a":1e19}}',
+    b'{"type":"MetricsFetchResponse","metrics":{"a":9223372036854775808.0}}',
+    b'{"type":"MetricsFetchResponse","metrics":{"a":1e400}}',
+    b'{"type":"MetricsFetchResponse","metrics":{"a":0.1,"b":-0.0,"c":1E-7}}',
+    b'{"type":"MetricsFetchResponse","metrics":{"\\ud800":1}}',
+]
+
+
+@needs_orjson
+@pytest.mark.parametrize("payload", TRICKY, ids=lambda p: repr(p[:30]))
+def test_backends_agree_on_tricky_requests(payload: bytes) -> None:
+    assert outcome(Role.SERVER, frame(payload), "json") == outcome(
+        Role.SERVER, frame(payload), "orjson"
+    )
+
+
+@needs_orjson
+@pytest.mark.parametrize("payload", TRICKY_RESPONSES, ids=lambda p: repr(p[40:70]))
+def test_backends_agree_on_tricky_responses(payload: bytes) -> None:
+    assert outcome(Role.CLIENT, frame(payload), "json") == outcome(
+        Role.CLIENT, frame(payload), "orjson"
+    )
+
+
+def test_nesting_over_the_bound_is_malformed_json() -> None:
+    for depth in (MAX_JSON_DEPTH + 1, 900, 1030):
+        (result,) = outcome(Role.SERVER, frame(nested(depth)), "json")
+        assert isinstance(result, tuple)
+        assert result[1] is True
+        assert "nested deeper" in result[2]
+    assert outcome(Role.SERVER, frame(nested(MAX_JSON_DEPTH)), "json") == [rustlog.Ping()]
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    payload = b'{"type":"Ping","x":"' + b"[" * 1000 + b'"}'
+    assert outcome(Role.SERVER, frame(payload), "json") == [rustlog.Ping()]
+
+
+@needs_orjson
+@given(st.binary(max_size=200))
+def test_backends_agree_on_random_bytes(data: bytes) -> None:
+    assert outcome(Role.SERVER, data, "json") == outcome(Role.SERVER, data, "orjson")
+    assert outcome(Role.CLIENT, data, "json") == outcome(Role.CLIENT, data, "orjson")
+
+
+@needs_orjson
+@given(st.lists(st.text(max_size=30), max_size=6), st.integers(0, 3))
+def test_backends_agree_on_json_made_of_random_tokens(tokens: list[str], cut: int) -> None:
+    text = (
+        '{"type":"Produce","topic":"t","partition":0,"records":['
+        + ",".join('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in tokens)
+        + "]}"
+    )
+    data = frame(text.encode("utf-8", "surrogatepass")[: len(text) - cut])
+    assert outcome(Role.SERVER, data, "json") == outcome(Role.SERVER, data, "orjson")
+
+
+@needs_orjson
+@given(requests)
+def test_backends_encode_requests_to_the_same_bytes(event: rustlog.Request) -> None:
+    assert rustlog.Connection(Role.CLIENT, json="json").send(event) == rustlog.Connection(
+        Role.CLIENT, json="orjson"
+    ).send(event)
+
+
+def _has_float(value: object) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, tuple):
+        return any(_has_float(item) for item in value)
+    if isinstance(value, rustlog.JsonObject):
+        return any(_has_float(item) for item in value.values())
+    return False
+
+
+@needs_orjson
+@given(responses)
+def test_backends_encode_responses_alike(event: rustlog.Response) -> None:
+    request = REQUEST_FOR[type(event)]
+    wires = []
+    for name in ("json", "orjson"):
+        server = rustlog.Connection(Role.SERVER, json=name)
+        server.receive_data(rustlog.Connection(Role.CLIENT).send(request))
+        server.next_event()
+        wires.append(server.send(event))
+    # Floats may be spelled differently (1e-07 / 1e-7); the events decoded are the same.
+    for wire in wires:
+        for name in ("json", "orjson"):
+            client = rustlog.Connection(Role.CLIENT, json=name)
+            client.send(request)
+            client.receive_data(wire)
+            assert client.next_event() == event
+    free_form = getattr(event, "metrics", getattr(event, "details", None))
+    if not _has_float(free_form):
+        assert wires[0] == wires[1]
+
+
+def test_backend_resolution() -> None:
+    assert json_backend.backend("json") is rustlog.STDLIB
+    assert json_backend.backend(None) is json_backend.default_backend()
+    assert json_backend.backend(rustlog.STDLIB) is rustlog.STDLIB
+    if rustlog.ORJSON is not None:
+        assert json_backend.default_backend() is rustlog.ORJSON
+        assert rustlog.Connection(Role.CLIENT).json.name == "orjson"
+    with pytest.raises(ValueError, match="unknown"):
+        json_backend.backend("yaml")
+
+
+def test_stdlib_decoder_reads_utf8_only() -> None:
+    utf16 = '{"type":"Ping"}'.encode("utf-16")
+    (result,) = outcome(Role.SERVER, frame(utf16), "json")
+    assert isinstance(result, tuple)
+    assert result[1] is True

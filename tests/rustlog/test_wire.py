@@ -1,0 +1,300 @@
+"""Framing, the fatal/recoverable split, and the spec's examples byte for byte."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+
+import pytest
+
+from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role, rustlog
+from s3p_codec.rustlog import wire
+from tests.rustlog.helpers import BACKENDS, frame, parse_request, parse_response, request_error
+
+SPEC_FRAME_PAYLOAD = (
+    b'{"type":"Produce","topic":"logs","partition":0,"records":["SGVsbG8gV29ybGQ="]}'
+)
+
+
+def compact(text: str) -> bytes:
+    """The spec's pretty-printed JSON as one compact line, keys in the spec's order."""
+    return json.dumps(json.loads(text), separators=(",", ":")).encode()
+
+
+# --- the spec's examples ------------------------------------------------------------------
+
+
+def test_spec_example_frame_length_is_78_not_74() -> None:
+    # The spec labels this payload "Length: [0x00, 0x00, 0x00, 0x4A] (74 bytes)"; it is 78.
+    assert len(SPEC_FRAME_PAYLOAD) == 78
+    event = rustlog.Produce(topic="logs", partition=0, records=(b"Hello World",))
+    wire_bytes = rustlog.Connection(Role.CLIENT).send(event)
+    assert wire_bytes == b"\x00\x00\x00\x4e" + SPEC_FRAME_PAYLOAD
+
+
+def test_spec_example_frame_with_its_printed_length_is_malformed() -> None:
+    # Read with the printed 74, the frame ends inside the JSON: malformed, hence fatal.
+    error = request_error(b"\x00\x00\x00\x4a" + SPEC_FRAME_PAYLOAD)
+    assert error.fatal
+    assert error.code == rustlog.ErrorCode.INVALID_REQUEST
+
+
+def test_spec_example_frame_decodes() -> None:
+    event = parse_request(SPEC_FRAME_PAYLOAD)
+    assert event == rustlog.Produce("logs", 0, (b"Hello World",))
+
+
+SPEC_PRODUCE = """{
+  "type": "Produce",
+  "topic": "user-events",
+  "partition": 0,
+  "records": [
+    "eyJ1c2VyIjoiYWxpY2UiLCJhY3Rpb24iOiJsb2dpbiJ9",
+    "eyJ1c2VyIjoiYm9iIiwiYWN0aW9uIjoic2lnbnVwIn0="
+  ]
+}"""
+SPEC_PRODUCE_RESPONSE = '{"type": "ProduceResponse", "base_offset": 42, "record_count": 2}'
+SPEC_FETCH = """{
+  "type": "Fetch",
+  "group_id": "analytics-consumer",
+  "topic": "user-events",
+  "partition": 0,
+  "offset": 100,
+  "max_bytes": 1048576
+}"""
+SPEC_FETCH_RESPONSE = """{
+  "type": "FetchResponse",
+  "records": [
+    {"offset": 100, "timestamp": 1641024000000000, "payload": "eyJ1c2VyIjoiYWxpY2UifQ=="},
+    {"offset": 101, "timestamp": 1641024001000000, "payload": "eyJ1c2VyIjoiYm9iIn0="}
+  ],
+  "next_offset": 102
+}"""
+SPEC_OFFSET_COMMIT = """{
+  "type": "OffsetCommit",
+  "group": "analytics-pipeline",
+  "topic": "user-events",
+  "partition": 0,
+  "offset": 150
+}"""
+SPEC_ERROR_404 = """{
+  "type": "Error",
+  "code": 404,
+  "message": "Topic 'nonexistent' not found",
+  "details": {"available_topics": ["logs", "metrics", "events"]}
+}"""
+SPEC_ERROR_416 = """{
+  "type": "Error",
+  "code": 416,
+  "message": "Offset 5000 out of range",
+  "details": {"valid_range": {"start": 0, "end": 1250}, "high_watermark": 1250}
+}"""
+
+SPEC_REQUESTS = [
+    (
+        SPEC_PRODUCE,
+        rustlog.Produce(
+            "user-events",
+            0,
+            (b'{"user":"alice","action":"login"}', b'{"user":"bob","action":"signup"}'),
+        ),
+    ),
+    (SPEC_FETCH, rustlog.Fetch("analytics-consumer", "user-events", 0, 100, 1048576)),
+    (SPEC_OFFSET_COMMIT, rustlog.OffsetCommit("analytics-pipeline", "user-events", 0, 150)),
+    ('{"type": "ListTopics"}', rustlog.ListTopics()),
+]
+SPEC_RESPONSES = [
+    (SPEC_PRODUCE_RESPONSE, rustlog.Produce("t", 0, (b"a", b"b")), rustlog.ProduceResponse(42, 2)),
+    (
+        SPEC_FETCH_RESPONSE,
+        rustlog.Fetch("g", "user-events", 0, 100, 1048576),
+        rustlog.FetchResponse(
+            (
+                rustlog.Record(100, 1641024000000000, b'{"user":"alice"}'),
+                rustlog.Record(101, 1641024001000000, b'{"user":"bob"}'),
+            ),
+            102,
+        ),
+    ),
+    (
+        SPEC_ERROR_404,
+        rustlog.Ping(),
+        rustlog.Error(
+            rustlog.ErrorCode.TOPIC_NOT_FOUND,
+            "Topic 'nonexistent' not found",
+            {"available_topics": ["logs", "metrics", "events"]},
+        ),
+    ),
+    (
+        SPEC_ERROR_416,
+        rustlog.Ping(),
+        rustlog.Error(
+            rustlog.ErrorCode.OFFSET_OUT_OF_RANGE,
+            "Offset 5000 out of range",
+            {"valid_range": {"start": 0, "end": 1250}, "high_watermark": 1250},
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("json_backend", BACKENDS)
+@pytest.mark.parametrize(("text", "event"), SPEC_REQUESTS, ids=lambda v: str(v)[:20])
+def test_spec_request_examples_byte_for_byte(
+    text: str, event: rustlog.Request, json_backend: str
+) -> None:
+    # As printed (pretty JSON) they decode to the event...
+    assert parse_request(text.encode(), json_backend) == event
+    # ...and the event encodes to the same JSON, compact, keys in the spec's order.
+    assert rustlog.Connection(Role.CLIENT, json=json_backend).send(event) == frame(compact(text))
+
+
+@pytest.mark.parametrize("json_backend", BACKENDS)
+@pytest.mark.parametrize(("text", "request_", "event"), SPEC_RESPONSES, ids=lambda v: str(v)[:20])
+def test_spec_response_examples_byte_for_byte(
+    text: str, request_: rustlog.Request, event: rustlog.Response, json_backend: str
+) -> None:
+    assert parse_response(text.encode(), request_, json_backend) == event
+    server = rustlog.Connection(Role.SERVER, json=json_backend)
+    server.receive_data(rustlog.Connection(Role.CLIENT).send(request_))
+    server.next_event()
+    assert server.send(event) == frame(compact(text))
+
+
+def test_spec_record_payloads_are_the_base64_of_the_raw_bytes() -> None:
+    event = parse_request(SPEC_PRODUCE.encode())
+    assert isinstance(event, rustlog.Produce)
+    assert [base64.b64encode(r).decode() for r in event.records] == json.loads(SPEC_PRODUCE)[
+        "records"
+    ]
+
+
+# --- framing --------------------------------------------------------------------------------
+
+
+def test_length_header_is_u32_big_endian() -> None:
+    data = rustlog.Connection(Role.CLIENT).send(rustlog.Ping())
+    assert data[:4] == struct.pack(">I", len(data) - 4)
+    assert data[4:] == b'{"type":"Ping"}'
+
+
+def test_frame_length_exceeding_max_frame_size_is_fatal_from_the_header_alone() -> None:
+    conn = rustlog.Connection(Role.SERVER)
+    conn.receive_data(struct.pack(">I", rustlog.MAX_FRAME_SIZE + 1))  # no payload at all
+    with pytest.raises(RemoteProtocolError) as info:
+        conn.next_event()
+    assert info.value.fatal
+    assert info.value.code == rustlog.ErrorCode.RECORD_TOO_LARGE
+    assert conn.state is rustlog.State.ERROR
+
+
+def test_frame_of_exactly_max_frame_size_is_accepted() -> None:
+    overhead = len(b'{"type":"Produce","topic":"t","partition":0,"records":[""]}')
+    b64_size = rustlog.MAX_FRAME_SIZE - overhead
+    raw = bytes(b64_size // 4 * 3)
+    record = base64.b64encode(raw).decode()
+    payload = json.dumps(
+        {"type": "Produce", "topic": "t", "partition": 0, "records": [record]},
+        separators=(",", ":"),
+    ).encode()
+    payload = payload[:-2] + b" " * (rustlog.MAX_FRAME_SIZE - len(payload)) + payload[-2:]
+    assert len(payload) == rustlog.MAX_FRAME_SIZE
+    event = parse_request(payload)
+    assert isinstance(event, rustlog.Produce)
+    assert event.records == (raw,)
+
+
+def test_a_length_over_a_configured_limit_is_rejected_before_its_payload() -> None:
+    conn = rustlog.Connection(Role.SERVER, rustlog.Limits(max_frame_size=100))
+    conn.receive_data(struct.pack(">I", 101) + b"{")
+    with pytest.raises(RemoteProtocolError) as info:
+        conn.next_event()
+    assert info.value.fatal
+
+
+def test_empty_frame_is_fatal() -> None:
+    # "MIN_FRAME_SIZE: 1 byte"; the spec's reader returns FrameError::EmptyFrame.
+    error = request_error(b"\x00\x00\x00\x00")
+    assert error.fatal
+    assert error.code == rustlog.ErrorCode.INVALID_REQUEST
+
+
+@pytest.mark.parametrize("json_backend", BACKENDS)
+def test_invalid_utf8_in_payload_is_fatal(json_backend: str) -> None:
+    error = request_error(frame(b'{"type":"Ping","x":"\xff"}'), json_backend)
+    assert error.fatal
+    assert "UTF-8" in error.message
+
+
+@pytest.mark.parametrize("json_backend", BACKENDS)
+@pytest.mark.parametrize(
+    "payload",
+    [b"{", b'{"type":"Ping",}', b"not json", b'{"type":"Ping"} x', b'{"type":NaN}',
+     b'\xef\xbb\xbf{"type":"Ping"}', b'{"type":"Ping","x":Infinity}'],
+)  # fmt: skip
+def test_malformed_json_structure_is_fatal(payload: bytes, json_backend: str) -> None:
+    error = request_error(frame(payload), json_backend)
+    assert error.fatal
+
+
+@pytest.mark.parametrize("json_backend", BACKENDS)
+@pytest.mark.parametrize("payload", [b"[]", b'"Ping"', b"1", b"null", b'[{"type":"Ping"}]'])
+def test_top_level_must_be_a_json_object(payload: bytes, json_backend: str) -> None:
+    error = request_error(frame(payload), json_backend)
+    assert error.fatal
+    assert "Object root" in error.message
+
+
+@pytest.mark.parametrize(
+    "payload", [b"{}", b'{"type":null}', b'{"type":1}', b'{"type":["Ping"]}', b'{"kind":"Ping"}']
+)
+def test_type_field_must_be_present_and_a_string(payload: bytes) -> None:
+    error = request_error(frame(payload))
+    assert error.fatal
+    assert "Type field" in error.message
+
+
+def test_unknown_request_type_is_recoverable() -> None:
+    error = request_error(frame({"type": "Compact", "topic": "t"}))
+    assert not error.fatal
+    assert error.code == rustlog.ErrorCode.INVALID_REQUEST
+    assert error.reply == rustlog.Error(400, "Unknown request type 'Compact'")
+
+
+def test_a_response_type_sent_to_a_server_is_an_unknown_request_type() -> None:
+    error = request_error(frame({"type": "Pong"}))
+    assert not error.fatal
+    assert "Unknown request type" in error.message
+
+
+def test_invalid_request_fields_are_recoverable() -> None:
+    error = request_error(frame({"type": "Fetch", "topic": "t"}))
+    assert not error.fatal
+    assert isinstance(error.reply, rustlog.Error)
+    assert error.reply.code == rustlog.ErrorCode.INVALID_REQUEST
+
+
+def test_a_frame_too_large_to_send_is_a_local_error_and_nothing_is_emitted() -> None:
+    conn = rustlog.Connection(Role.CLIENT, rustlog.Limits(max_frame_size=64))
+    with pytest.raises(LocalProtocolError) as info:
+        conn.send(rustlog.Produce("t", 0, (bytes(100),)))
+    assert info.value.code == rustlog.ErrorCode.RECORD_TOO_LARGE
+    assert conn.state is rustlog.State.CONNECTED
+    assert conn.in_flight == 0
+
+
+def test_frames_split_anywhere_reassemble() -> None:
+    data = frame({"type": "Ping"}) + frame({"type": "ListTopics"})
+    conn = rustlog.Connection(Role.SERVER)
+    events = []
+    for byte in data:
+        conn.receive_data(bytes([byte]))
+        events.extend(conn.events())
+    assert events == [rustlog.Ping(), rustlog.ListTopics()]
+
+
+def test_check_length_accepts_one_byte_and_max() -> None:
+    limits = rustlog.Limits()
+    wire.check_length(1, limits)
+    wire.check_length(rustlog.MAX_FRAME_SIZE, limits)
+    assert rustlog.Connection(Role.SERVER).next_event() is NEED_DATA
