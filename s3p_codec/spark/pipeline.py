@@ -22,10 +22,11 @@ driver.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 from pyspark.sql import functions as F
 
 from s3p_codec.capture import format_summary
@@ -49,8 +50,16 @@ def decode(
 ) -> DataFrame:
     """Decoded events of the capture files (or globs) ``paths``, as a lazy DataFrame."""
     segments = read_segments(spark, paths)
-    decode = partial(decode_group, decode_as=dict(decode_as or {}))
-    return segments.groupBy(*FLOW_COLUMNS).applyInArrow(decode, spark_ddl())
+    ports = dict(decode_as or {})
+
+    # A plain annotated function: Spark picks the Arrow table form from its type hints.
+    def decode_one_flow(table: pa.Table) -> pa.Table:
+        return decode_group(table, ports)
+
+    with warnings.catch_warnings():
+        # pyspark warns that pandas 3 is "not yet fully supported"; no pandas is involved here.
+        warnings.filterwarnings("ignore", message=".*not yet fully support pandas.*")
+        return segments.groupBy(*FLOW_COLUMNS).applyInArrow(decode_one_flow, spark_ddl())
 
 
 _PERCENTILES = (("latency_p50_ms", 50), ("latency_p90_ms", 90), ("latency_p99_ms", 99))
