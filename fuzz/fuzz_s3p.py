@@ -1,0 +1,90 @@
+"""Atheris harness for the S3P codec: both roles and the Observer.
+
+The first byte picks the role (and, for a client, which requests are pending) and the chunk
+size; the rest is the peer's byte stream. Invariant: the codec yields events, ``NEED_DATA`` or
+a ``RemoteProtocolError`` carrying an S3P ``ErrorCode`` (and, server side, the ``ErrorReply`` to
+send, which must then be sendable). Any other exception is a bug and crashes the run.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import atheris
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+with atheris.instrument_imports():
+    from s3p_codec import NEED_DATA, Direction, RemoteProtocolError, Role, s3p
+
+from _harness import main
+
+_PENDING: tuple[s3p.Request, ...] = (
+    s3p.Read(b"s"),
+    s3p.Append(b"s", (b"r",)),
+    s3p.Delete(b"s"),
+    s3p.Read(b"s", count=2, min_timestamp=s3p.Timestamp(1, 0)),
+    s3p.Create(b"s"),
+    s3p.Trim(b"s", s3p.Timestamp(1, 0)),
+)
+_SMALL = s3p.Limits(max_stream_name=8, max_record_size=64, max_append_size=128, max_count=4,
+                    default_count=2, max_records_per_append=4, max_block_ms=10)  # fmt: skip
+
+
+def _connection(role: Role, selector: int) -> s3p.Connection:
+    conn = s3p.Connection(role, _SMALL if selector & 0x80 else s3p.Limits())
+    if role is Role.CLIENT:
+        for index in range(selector % 7 + 1):
+            conn.send(_PENDING[(selector + index) % len(_PENDING)])
+    return conn
+
+
+def _feed(role: Role, selector: int, data: bytes) -> None:
+    conn = _connection(role, selector)
+    step = (selector >> 2) % 17 + 1
+    try:
+        for at in range(0, len(data), step):
+            conn.receive_data(data[at : at + step])
+            for _ in conn.events():
+                pass
+        conn.receive_data(b"")
+        assert conn.next_event() is NEED_DATA
+        assert conn.state is s3p.ConnectionState.CLOSED
+    except RemoteProtocolError as error:
+        if not isinstance(error.code, s3p.ErrorCode):
+            raise
+        reply = error.reply
+        if role is Role.SERVER:
+            # The reply the server must send is there, and sending it closes the connection.
+            if not isinstance(reply, s3p.ErrorReply):
+                raise
+            conn.send(reply)
+            if not conn.finished:
+                raise
+
+
+def _observe(selector: int, data: bytes) -> None:
+    observer = s3p.Observer()
+    step = selector % 29 + 1
+    for index, at in enumerate(range(0, len(data), step)):
+        direction = Direction.CLIENT_TO_SERVER if index % 3 else Direction.SERVER_TO_CLIENT
+        observer.observe(direction, data[at : at + step])
+        if index % 11 == 10:
+            observer.gap(direction, data[at] + 1)
+    for direction in Direction:
+        observer.close(direction)
+
+
+def TestOneInput(data: bytes) -> None:
+    if not data:
+        return
+    selector, body = data[0], data[1:]
+    _feed(Role.SERVER, selector, body)
+    _feed(Role.CLIENT, selector, body)
+    _observe(selector, body)
+
+
+if __name__ == "__main__":
+    main(TestOneInput)
