@@ -280,12 +280,16 @@ class BlockReader:
     def __init__(self, max_writers: int = 10_000) -> None:
         self.max_writers = max_writers
         self._writers: dict[uuid.UUID, _Writer] = {}
-        self._block: AppendBlock | None = None
+        # The open block: its writer, and its content as ``_content[_base:]`` (kept inside the
+        # received frame payload, so a large block is never copied again).
+        self._block_writer: uuid.UUID | None = None
+        self._content = b""
+        self._base = self._end = 0
 
     @property
     def block_open(self) -> bool:
         """True between an AppendBlock and its AppendBlockEnd."""
-        return self._block is not None
+        return self._block_writer is not None
 
     def segment_of(self, writer_id: uuid.UUID) -> str | None:
         """The segment a writer was set up for."""
@@ -294,7 +298,8 @@ class BlockReader:
 
     def reset(self) -> None:
         """Forget an open block (an Observer does this after a gap)."""
-        self._block = None
+        self._block_writer = None
+        self._content = b""
 
     def _writer(self, writer_id: uuid.UUID) -> _Writer:
         writer = self._writers.get(writer_id)
@@ -311,8 +316,15 @@ class BlockReader:
         self._writers[setup.writer_id] = _Writer(setup.segment)
 
     def block(self, block: AppendBlock) -> None:
-        self._writer(block.writer_id)
-        self._block = block
+        self.block_in(block.writer_id, block.data, 0, len(block.data))
+
+    def block_in(self, writer_id: uuid.UUID, data: bytes, base: int, end: int) -> None:
+        """Open a block whose content is ``data[base:end]`` (left where it is)."""
+        self._writer(writer_id)
+        self._block_writer = writer_id
+        self._content = data
+        self._base = base
+        self._end = end
 
     def conditional(self, command: ConditionalAppend | ConditionalBlockEnd) -> None:
         writer = self._writer(command.writer_id)
@@ -325,8 +337,9 @@ class BlockReader:
 
     def block_end(self, end: AppendBlockEnd) -> Append:
         """The whole events of the block ``end`` closes; raises on any broken rule."""
-        block = self._block
-        self._block = None
+        block_writer, content = self._block_writer, self._content
+        base, stop_at = self._base, self._end
+        self.reset()
         writer = self._writer(end.writer_id)
         if end.num_events <= 0:
             raise _invalid(f"Invalid number of events in block: numEvents {end.num_events}")
@@ -335,24 +348,24 @@ class BlockReader:
                 f"Last event number went backwards: {end.last_event_number} after "
                 f"{writer.last_event_number} for writer {end.writer_id}"
             )
-        content = b"" if block is None else block.data
-        if block is not None and block.writer_id != end.writer_id:
+        if block_writer is None:
+            content, base, stop_at = b"", 0, 0
+        elif block_writer != end.writer_id:
             raise _invalid(
-                f"Writer ID mismatch between AppendBlock ({block.writer_id}) and "
+                f"Writer ID mismatch between AppendBlock ({block_writer}) and "
                 f"AppendBlockEnd ({end.writer_id})"
             )
+        size = stop_at - base
         whole = end.size_of_whole_events
-        if not 0 <= whole <= len(content):
-            raise _invalid(
-                f"Invalid sizeOfWholeEvents {whole}: the block holds {len(content)} bytes"
-            )
+        if not 0 <= whole <= size:
+            raise _invalid(f"Invalid sizeOfWholeEvents {whole}: the block holds {size} bytes")
         events: list[bytes] = []
+        split = base + whole
         try:
-            stop = parse_events(content, 0, whole, events)
-            tail = content[stop:whole]
-            rest = len(content) - whole
-            if rest:
-                tail += self._final_frame(content, whole, end)
+            stop = parse_events(content, base, split, events)
+            tail = content[stop:split]
+            if split < stop_at:
+                tail += self._final_frame(content, split, stop_at, end)
             elif end.data:
                 tail += end.data
             if tail and parse_events(tail, 0, len(tail), events) != len(tail):
@@ -365,12 +378,12 @@ class BlockReader:
         return Append(end.writer_id, end.last_event_number, tuple(events), end.request_id)
 
     @staticmethod
-    def _final_frame(content: bytes, whole: int, end: AppendBlockEnd) -> bytes:
+    def _final_frame(content: bytes, split: int, stop_at: int, end: AppendBlockEnd) -> bytes:
         """The partial event bytes after the whole events ("exactly one" frame), or b""."""
-        rest = len(content) - whole
+        rest = stop_at - split
         if rest < HEADER_SIZE:
             raise _invalid(f"{rest} bytes after the whole events are not a frame")
-        code, size = HEADER.unpack_from(content, whole)
+        code, size = HEADER.unpack_from(content, split)
         if code not in (_PARTIAL, _PADDING):
             raise _invalid(
                 f"Found type {code} at end of append block but was expecting a "
@@ -385,4 +398,4 @@ class BlockReader:
             if end.data:
                 raise _invalid("Unexpected data in AppendBlockEnd after a PADDING frame")
             return b""
-        return content[whole + HEADER_SIZE :] + end.data
+        return content[split + HEADER_SIZE : stop_at] + end.data

@@ -22,6 +22,7 @@ those errors carry ``reply=None``.
 from __future__ import annotations
 
 import enum
+import uuid
 from collections.abc import Iterator
 
 import attrs
@@ -128,6 +129,8 @@ class Connection:
         self.strict_strings = strict_strings
         self._state = ConnectionState.OPEN
         self._buffer = ReceiveBuffer()
+        self._chunk = b""  # the chunk being parsed in place (see ``receive_data``)
+        self._pos = 0
         self._eof = False
         self._reply: object | None = None  # the one reply a server may still send after an error
         self._receives = REQUESTS if role is Role.SERVER else REPLIES
@@ -195,13 +198,29 @@ class Connection:
         return frame
 
     def receive_data(self, data: bytes) -> None:
-        """Buffer bytes from the peer; ``b""`` means the peer closed."""
+        """Buffer bytes from the peer; ``b""`` means the peer closed.
+
+        While nothing is buffered, a chunk is parsed where it lies: frames wholly inside it are
+        decoded without copying it into the buffer first (an append block's content is not
+        copied at all). Only the unparsed rest of a chunk moves into the buffer, once.
+        """
         if self._eof and data:
             raise LocalProtocolError("data after end of stream", code=ErrorCode.STATE)
-        if data:
-            self._buffer.feed(data)
-        else:
+        if not data:
             self._eof = True
+        elif not self._buffer and self._pos >= len(self._chunk):
+            self._chunk = bytes(data)
+            self._pos = 0
+        else:
+            self._spill()
+            self._buffer.feed(data)
+
+    def _spill(self) -> None:
+        """Move the unparsed rest of the current chunk into the buffer."""
+        if self._pos < len(self._chunk):
+            self._buffer.feed(memoryview(self._chunk)[self._pos :])
+        self._chunk = b""
+        self._pos = 0
 
     def next_event(self) -> PravegaEvent | NeedData:
         """The next event, or ``NEED_DATA``; ``RemoteProtocolError`` if the peer broke a rule."""
@@ -229,11 +248,32 @@ class Connection:
     # -- parsing ------------------------------------------------------------------------------
 
     def _next_frame(self) -> PravegaEvent | NeedData | None:
+        chunk = self._chunk
+        pos = self._pos
+        if pos < len(chunk):  # (the buffer is empty whenever a chunk is being parsed)
+            if pos + HEADER_SIZE <= len(chunk):
+                code, length = HEADER.unpack_from(chunk, pos)
+                kind = self._check_header(code, length)
+                end = pos + HEADER_SIZE + length
+                if end <= len(chunk):
+                    self._pos = end
+                    return self._frame(kind, chunk, pos + HEADER_SIZE, end)
+            self._spill()
         buffer = self._buffer
         header = buffer.peek(HEADER_SIZE)
         if header is None:
             return self._at_end()
         code, length = HEADER.unpack(header)
+        kind = self._check_header(code, length)
+        if len(buffer) < HEADER_SIZE + length:
+            return self._at_end()
+        buffer.skip(HEADER_SIZE)
+        payload = buffer.take(length)
+        assert payload is not None
+        return self._frame(kind, payload, 0, length)
+
+    def _check_header(self, code: int, length: int) -> CommandType:
+        """The command type of a header, or the error it deserves before any payload."""
         kind = _CODES.get(code)
         if kind is None:
             raise RemoteProtocolError(
@@ -249,11 +289,21 @@ class Connection:
                 f"a {self._role.value} never receives {kind.name}",
                 code=ErrorCode.UNEXPECTED_COMMAND,
             )
-        if len(buffer) < HEADER_SIZE + length:
-            return self._at_end()
-        buffer.skip(HEADER_SIZE)
-        payload = buffer.take(length)
-        assert payload is not None
+        return kind
+
+    def _frame(self, kind: CommandType, data: bytes, start: int, end: int) -> PravegaEvent | None:
+        """The event of the frame whose payload is ``data[start:end]``."""
+        if kind is CommandType.APPEND_BLOCK and self._role is Role.SERVER and end - start >= 16:
+            # The hot path: the block content stays where it is, uncopied.
+            if self._reader.block_open:
+                raise RemoteProtocolError(
+                    "Unexpected AppendBlock following an AppendBlock: "
+                    "AppendBlock is followed directly by AppendBlockEnd",
+                    code=ErrorCode.INVALID_APPEND,
+                )
+            self._reader.block_in(uuid.UUID(bytes=data[start : start + 16]), data, start + 16, end)
+            return None
+        payload = data if start == 0 and end == len(data) else data[start:end]
         event = decode_payload(kind, payload, strict=self.strict_strings)
         if self._role is Role.SERVER:
             return self._server_event(event)
@@ -264,9 +314,10 @@ class Connection:
     def _at_end(self) -> NeedData:
         if not self._eof:
             return NEED_DATA
-        if self._buffer:
+        left = len(self._buffer) + len(self._chunk) - self._pos
+        if left:
             raise RemoteProtocolError(
-                f"the peer closed inside a frame ({len(self._buffer)} bytes left)",
+                f"the peer closed inside a frame ({left} bytes left)",
                 code=ErrorCode.BAD_FRAME,
             )
         if self._reader.block_open:

@@ -248,24 +248,71 @@ def parse_events(data: bytes, start: int, end: int, out: list[bytes]) -> int:
 
     Returns where parsing stopped: ``end``, or the start of a frame that is not complete before
     ``end``. Raises ``ValueError`` when a frame is not an EVENT or has a negative length. This is
-    the hot loop of append reassembly: one ``unpack_from`` and one slice per event.
+    the hot loop of append reassembly: a run of equal-sized events at the start is checked and
+    sliced by C-level operations (``_uniform_run``), the rest one ``unpack_from`` and one slice
+    per event.
     """
-    unpack = HEADER.unpack_from
+    pos = _uniform_run(data, start, end, out)
+    unpack = _LONG.unpack_from
     append = out.append
-    pos = start
     last = end - HEADER_SIZE
     while pos <= last:
-        code, count = unpack(data, pos)
-        stop = pos + HEADER_SIZE + count
-        if code or count < 0:
+        # One i64 read covers both i32 fields: an EVENT header (type 0, length >= 0) reads as
+        # its length; anything else has bits from 2**31 up set.
+        (count,) = unpack(data, pos)
+        begin = pos + HEADER_SIZE
+        stop = begin + count
+        if count >> 31:
+            code, count = HEADER.unpack_from(data, pos)
             if code:
                 raise ValueError(f"type {code} at {pos} where an EVENT frame was expected")
             raise ValueError(f"negative Event length {count} at {pos}")
         if stop > end:
             break
-        append(data[pos + HEADER_SIZE : stop])
+        append(data[begin:stop])
         pos = stop
     return pos
+
+
+_RUN_MIN = 8
+
+
+def _uniform_run(data: bytes, start: int, end: int, out: list[bytes]) -> int:
+    """Slice out the longest run of same-sized Event frames at ``start``; return its end.
+
+    The run's headers are all the same 8 bytes, so comparing the strided byte columns
+    ``data[start + j : stop : stride]`` (j = 0..7) with that header's bytes proves every frame
+    of the run at C speed. A run shorter than the whole region is found by bisection.
+    """
+    if end - start < HEADER_SIZE:
+        return start
+    count: int = _LONG.unpack_from(data, start)[0]
+    if count >> 31:
+        return start  # not an Event header: the general loop reports it
+    stride = HEADER_SIZE + count
+    frames = (end - start) // stride
+    if frames < _RUN_MIN:
+        return start
+    header = _LONG.pack(count)
+
+    def uniform(n: int) -> bool:
+        stop = start + n * stride
+        return all(data[start + j : stop : stride] == header[j : j + 1] * n for j in range(8))
+
+    if not uniform(frames):
+        low, high = 1, frames  # uniform(low) holds, uniform(high) does not
+        while high - low > 1:
+            middle = (low + high) // 2
+            if uniform(middle):
+                low = middle
+            else:
+                high = middle
+        frames = low
+        if frames < _RUN_MIN:
+            return start
+    stop = start + frames * stride
+    out.extend([data[at : at + count] for at in range(start + HEADER_SIZE, stop, stride)])
+    return stop
 
 
 def event_frame(data: bytes) -> bytes:

@@ -7,7 +7,8 @@ import uuid
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role
 from s3p_codec import pravega as p
@@ -97,7 +98,8 @@ def test_strings_use_modified_utf8_on_the_wire() -> None:
 
 
 @pytest.mark.parametrize("cls", ALL_TYPED, ids=lambda c: c.__name__)
-@given(data=__import__("hypothesis").strategies.data())
+@settings(max_examples=30)  # 35 classes: keep the suite short
+@given(data=st.data())
 def test_round_trip_of_every_command(cls: type[Any], data: Any) -> None:
     event = data.draw(command(cls))
     wire = p.encode(event)
