@@ -45,11 +45,12 @@ import logging
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
 
 import attrs
 import trio
 
-from s3p_codec import Role, s3p
+from s3p_codec import RemoteProtocolError, Role, s3p
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.asyncio import AsyncioConnection
 from s3p_codec.io.asyncio import serve as asyncio_serve
@@ -113,8 +114,12 @@ class Store:
         self.clock = clock
         self.streams: dict[bytes, Stream] = {}
 
-    def execute(self, request: s3p.Request) -> s3p.Reply:
-        """The reply to ``request`` now (a blocking READ that found nothing gets ``()``)."""
+    def execute(self, request: s3p.Event) -> s3p.Reply:
+        """The reply to ``request`` now (a blocking READ that found nothing gets ``()``).
+
+        Typed for any S3P event because that is what a connection yields; a server-role codec
+        yields requests only, so anything else is a bug (``TypeError``).
+        """
         if type(request) is s3p.Append:
             return self.append(request)
         if type(request) is s3p.Read:
@@ -226,7 +231,7 @@ Waiter = Callable[[Store, bytes, float], Awaitable[None]]
 """A backend's way to wait: until stream ``name`` is woken, or ``seconds`` pass."""
 
 
-def must_block(request: s3p.Request, reply: s3p.Reply) -> bool:
+def must_block(request: s3p.Event, reply: s3p.Reply) -> bool:
     """A READ that found nothing and asked to wait (BLOCK > 0)."""
     return (
         type(reply) is s3p.ReadReply
@@ -283,6 +288,65 @@ class Server:
         self.connections -= 1
 
 
+class ServerConnection(Protocol):
+    """What the request loop needs of a connection: the asyncio and trio adapters both fit."""
+
+    async def next_event(self) -> s3p.Event: ...
+
+    async def send(self, event: s3p.Event, *, flush: bool = True) -> None: ...
+
+    async def flush(self) -> None: ...
+
+
+@attrs.define
+class Activity:
+    """When a connection last asked for something, for the idle time-out.
+
+    A request costs one clock reading stored here; one timer per connection looks at it only
+    when it fires (and re-arms for the time left), instead of a timer set and cancelled around
+    every request. A READ blocked on the server is ``busy``: waiting for us is not idleness.
+    """
+
+    last: float
+    busy: bool = False
+
+    def left(self, now: float, timeout: float) -> float:
+        """Seconds until the connection counts as idle (0 or less: it is idle now)."""
+        return timeout if self.busy else self.last + timeout - now
+
+
+async def serve_requests(
+    conn: ServerConnection,
+    store: Store,
+    wait: Waiter,
+    activity: Activity | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Answer requests in order until the peer closes (``ConnectionClosed``) or errs.
+
+    Replies to a pipelined burst are kept and go out in one write when the burst is done (the
+    adapter writes them before it waits for more requests); a blocking READ first sends the
+    replies before it, so they do not wait for it.
+    """
+    while True:
+        request = await conn.next_event()
+        if activity is not None:
+            activity.last = clock()
+        reply = store.execute(request)
+        if must_block(request, reply):
+            assert type(request) is s3p.Read
+            await conn.flush()
+            if activity is not None:
+                activity.busy = True
+            try:
+                reply = await answer_blocking(store, request, wait)
+            finally:
+                if activity is not None:
+                    activity.busy = False
+                    activity.last = clock()
+        await conn.send(reply, flush=False)
+
+
 # --- asyncio backend -----------------------------------------------------------------------
 
 
@@ -303,6 +367,37 @@ async def _asyncio_wait(store: Store, name: bytes, seconds: float) -> None:
         store.unwatch(name, wake)
 
 
+async def _asyncio_serve_until_idle(
+    conn: AsyncioConnection[s3p.Event, s3p.Event], store: Store, idle: float
+) -> None:
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    activity = Activity(loop.time())
+    expired = False
+    timer: asyncio.TimerHandle
+
+    def check() -> None:
+        nonlocal timer, expired
+        left = activity.left(loop.time(), idle)
+        if left > 0:
+            timer = loop.call_later(left, check)
+        else:
+            expired = True
+            task.cancel()
+
+    timer = loop.call_later(idle, check)
+    try:
+        await serve_requests(conn, store, _asyncio_wait, activity, loop.time)
+    except asyncio.CancelledError:
+        if not expired:
+            raise
+        task.uncancel()
+        log.info("closing an idle connection")
+    finally:
+        timer.cancel()
+
+
 async def serve_asyncio(server: Server, host: str, port: int) -> asyncio.Server:
     """Start listening; returns the ``asyncio.Server`` (its first socket gives the port)."""
     store = server.store
@@ -312,22 +407,10 @@ async def serve_asyncio(server: Server, host: str, port: int) -> asyncio.Server:
         if not server.admit():
             return
         try:
-            while True:
-                if idle is None:
-                    request = await conn.next_event()
-                else:
-                    try:
-                        async with asyncio.timeout(idle):
-                            request = await conn.next_event()
-                    except TimeoutError:
-                        log.info("closing an idle connection")
-                        return
-                assert isinstance(request, s3p.Request)
-                reply = store.execute(request)
-                if must_block(request, reply):
-                    assert isinstance(request, s3p.Read)
-                    reply = await answer_blocking(store, request, _asyncio_wait)
-                await conn.send(reply)
+            if idle is None:
+                await serve_requests(conn, store, _asyncio_wait)
+            else:
+                await _asyncio_serve_until_idle(conn, store, idle)
         except ConnectionClosed:
             return
         finally:
@@ -359,6 +442,26 @@ async def _trio_wait(store: Store, name: bytes, seconds: float) -> None:
         store.unwatch(name, woken.set)
 
 
+async def _trio_watchdog(activity: Activity, idle: float, scope: trio.CancelScope) -> None:
+    while (left := activity.left(trio.current_time(), idle)) > 0:
+        await trio.sleep(left)
+    scope.cancel()
+
+
+async def _trio_serve_quietly(
+    conn: TrioConnection[s3p.Event, s3p.Event],
+    store: Store,
+    activity: Activity | None,
+) -> None:
+    # Inside a nursery every exception would come out wrapped in an ExceptionGroup: end here.
+    try:
+        await serve_requests(conn, store, _trio_wait, activity, trio.current_time)
+    except ConnectionClosed:
+        pass
+    except (RemoteProtocolError, trio.BrokenResourceError) as error:
+        log.debug("connection ended: %r", error)
+
+
 async def serve_trio(
     server: Server,
     host: str,
@@ -374,23 +477,17 @@ async def serve_trio(
         if not server.admit():
             return
         try:
-            while True:
-                if idle is None:
-                    request = await conn.next_event()
-                else:
-                    with trio.move_on_after(idle) as scope:
-                        request = await conn.next_event()
-                    if scope.cancelled_caught:
-                        log.info("closing an idle connection")
-                        return
-                assert isinstance(request, s3p.Request)
-                reply = store.execute(request)
-                if must_block(request, reply):
-                    assert isinstance(request, s3p.Read)
-                    reply = await answer_blocking(store, request, _trio_wait)
-                await conn.send(reply)
-        except ConnectionClosed:
-            return
+            if idle is None:
+                await _trio_serve_quietly(conn, store, None)
+                return
+            activity = Activity(trio.current_time())
+            with trio.CancelScope() as scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(_trio_watchdog, activity, idle, scope)
+                    await _trio_serve_quietly(conn, store, activity)
+                    nursery.cancel_scope.cancel()
+            if scope.cancelled_caught:
+                log.info("closing an idle connection")
         finally:
             server.leave()
 

@@ -32,7 +32,7 @@ from s3p_codec._core.connection import Connection
 from s3p_codec._core.errors import RemoteProtocolError
 from s3p_codec._core.types import NEED_DATA
 from s3p_codec.io import ConnectionClosed
-from s3p_codec.io._common import DEFAULT_RECEIVE_SIZE, error_reply_bytes
+from s3p_codec.io._common import DEFAULT_RECEIVE_SIZE, FLUSH_SIZE, error_reply_bytes
 
 __all__ = ["AsyncioConnection", "connect", "serve"]
 
@@ -63,22 +63,44 @@ class AsyncioConnection(Generic[SendT, EventT]):
         self._receive_size = receive_size
         self._eof = False
         self._closed = False
+        self._pending: list[bytes] = []  # encoded by send(..., flush=False), not yet written
+        self._pending_size = 0
 
     @property
     def closed(self) -> bool:
         """True once ``aclose()`` ran (by the caller, or because the codec finished)."""
         return self._closed
 
-    async def send(self, event: SendT) -> None:
-        """Encode ``event``, write it and drain; close the transport if the codec finished."""
+    async def send(self, event: SendT, *, flush: bool = True) -> None:
+        """Encode ``event``, write it and drain; close the transport if the codec finished.
+
+        With ``flush=False`` the bytes are kept and written (and drained) in one go with later
+        ones: before ``next_event`` waits for the peer, on ``flush()``, on close, or once
+        ``FLUSH_SIZE`` bytes are pending. A server answering a pipelined burst saves a system
+        call per reply that way.
+        """
         if self._closed:
             raise ConnectionClosed("send on a closed connection")
         data = self.conn.send(event)
         if data:
-            self.writer.write(data)
-            await self.writer.drain()
+            self._pending.append(data)
+            self._pending_size += len(data)
+        if flush or self._pending_size >= FLUSH_SIZE or self.conn.finished:
+            await self.flush()
         if self.conn.finished:
             await self.aclose()
+
+    async def flush(self) -> None:
+        """Write every byte kept by ``send(..., flush=False)``, then drain (back-pressure)."""
+        if self._pending:
+            self._write_pending()
+            await self.writer.drain()
+
+    def _write_pending(self) -> None:
+        pending = self._pending
+        self.writer.write(b"".join(pending) if len(pending) > 1 else pending[0])
+        pending.clear()
+        self._pending_size = 0
 
     async def next_event(self) -> EventT:
         """Wait for the next event; raise ``ConnectionClosed`` at a clean end of stream.
@@ -97,6 +119,8 @@ class AsyncioConnection(Generic[SendT, EventT]):
             if self._eof or self._closed or self.conn.finished:
                 await self.aclose()
                 raise ConnectionClosed("the peer closed the connection")
+            if self._pending:
+                await self.flush()  # the peer may be waiting for these before it sends more
             data = await self.reader.read(self._receive_size)
             if not data:
                 self._eof = True
@@ -105,9 +129,10 @@ class AsyncioConnection(Generic[SendT, EventT]):
     async def _answer(self, error: RemoteProtocolError) -> None:
         reply = b"" if self._closed else error_reply_bytes(self.conn, error)
         if reply:
+            self._pending.append(reply)  # after every reply still kept: order is the protocol's
+        if self._pending:
             with contextlib.suppress(OSError):  # the peer may be gone already
-                self.writer.write(reply)
-                await self.writer.drain()
+                await self.flush()
         if error.fatal or self.conn.finished:
             await self.aclose()
 
@@ -129,6 +154,8 @@ class AsyncioConnection(Generic[SendT, EventT]):
         self._closed = True
         writer = self.writer
         with contextlib.suppress(OSError, RuntimeError):
+            if self._pending and not writer.is_closing():
+                self._write_pending()  # the transport still writes it out before closing
             if writer.can_write_eof() and not writer.is_closing():
                 writer.write_eof()
         writer.close()

@@ -27,7 +27,7 @@ from s3p_codec._core.connection import Connection
 from s3p_codec._core.errors import RemoteProtocolError
 from s3p_codec._core.types import NEED_DATA
 from s3p_codec.io import ConnectionClosed
-from s3p_codec.io._common import DEFAULT_RECEIVE_SIZE, error_reply_bytes
+from s3p_codec.io._common import DEFAULT_RECEIVE_SIZE, FLUSH_SIZE, error_reply_bytes
 
 __all__ = ["SyncConnection", "SyncServer", "connect", "serve"]
 
@@ -56,25 +56,41 @@ class SyncConnection(Generic[SendT, EventT]):
         self._receive_size = receive_size
         self._eof = False
         self._closed = False
+        self._pending: list[bytes] = []  # encoded by send(..., flush=False), not yet written
+        self._pending_size = 0
 
     @property
     def closed(self) -> bool:
         """True once ``close()`` ran (by the caller, or because the codec finished)."""
         return self._closed
 
-    def send(self, event: SendT) -> None:
+    def send(self, event: SendT, *, flush: bool = True) -> None:
         """Encode ``event`` and write all of it; close the transport if the codec finished.
 
         The codec raises ``LocalProtocolError`` (and nothing is written) if the protocol forbids
-        the event now.
+        the event now. With ``flush=False`` the bytes are kept and written in one go with later
+        ones: before ``next_event`` waits for the peer, on ``flush()``, on close, or once
+        ``FLUSH_SIZE`` bytes are pending. A server answering a pipelined burst saves a system
+        call per reply that way.
         """
         if self._closed:
             raise ConnectionClosed("send on a closed connection")
         data = self.conn.send(event)
         if data:
-            self.socket.sendall(data)
+            self._pending.append(data)
+            self._pending_size += len(data)
+        if flush or self._pending_size >= FLUSH_SIZE or self.conn.finished:
+            self.flush()
         if self.conn.finished:
             self.close()
+
+    def flush(self) -> None:
+        """Write every byte kept by ``send(..., flush=False)``."""
+        if self._pending:
+            data = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
+            self._pending.clear()
+            self._pending_size = 0
+            self.socket.sendall(data)
 
     def next_event(self) -> EventT:
         """Wait for the next event; raise ``ConnectionClosed`` at a clean end of stream.
@@ -93,6 +109,8 @@ class SyncConnection(Generic[SendT, EventT]):
             if self._eof or self._closed or self.conn.finished:
                 self.close()
                 raise ConnectionClosed("the peer closed the connection")
+            if self._pending:
+                self.flush()  # the peer may be waiting for these before it sends more
             data = self.socket.recv(self._receive_size)
             if not data:
                 self._eof = True
@@ -101,8 +119,10 @@ class SyncConnection(Generic[SendT, EventT]):
     def _answer(self, error: RemoteProtocolError) -> None:
         reply = b"" if self._closed else error_reply_bytes(self.conn, error)
         if reply:
+            self._pending.append(reply)  # after every reply still kept: order is the protocol's
+        if self._pending:
             with contextlib.suppress(OSError):  # the peer may be gone already
-                self.socket.sendall(reply)
+                self.flush()
         if error.fatal or self.conn.finished:
             self.close()
 
@@ -120,6 +140,7 @@ class SyncConnection(Generic[SendT, EventT]):
             return
         self._closed = True
         with contextlib.suppress(OSError):
+            self.flush()
             self.socket.shutdown(socket.SHUT_WR)
         self.socket.close()
 
@@ -191,9 +212,9 @@ class SyncServer(Generic[SendT, EventT]):
             sock.settimeout(None)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             thread = threading.Thread(target=self._run, args=(sock,), daemon=True)
-            with self._lock:
+            with self._lock:  # close() must never see a thread that is not started yet
                 self._threads.add(thread)
-            thread.start()
+                thread.start()
 
     def _run(self, sock: socket.socket) -> None:
         conn = SyncConnection(self._factory(), sock)

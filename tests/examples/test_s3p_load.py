@@ -30,8 +30,9 @@ async def writer(server: RunningServer, stream: bytes, client: int) -> dict[byte
     conn = await connect(s3p.Connection(Role.CLIENT), *server.address)
     async with conn:
         payloads = [b"client-%02d-record-%04d" % (client, n) for n in range(APPENDS)]
-        for payload in payloads:
-            await conn.send(s3p.Append(stream, (payload,)))
+        for payload in payloads:  # kept and written in large chunks, as a pipelining client does
+            await conn.send(s3p.Append(stream, (payload,)), flush=False)
+        await conn.flush()
         stamps = {}
         for payload in payloads:
             reply = await conn.next_event()

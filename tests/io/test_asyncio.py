@@ -37,7 +37,8 @@ class EchoServer:
                         raise
                     continue
                 reply = Line(b"BYE") if line.data == b"QUIT" else Line(b"echo:" + line.data)
-                await conn.send(reply)
+                # Kept, not written: next_event writes them before it waits for more input.
+                await conn.send(reply, flush=False)
         finally:
             self.finished += 1
 
@@ -204,14 +205,48 @@ def test_send_waits_for_drain_when_the_peer_does_not_read() -> None:
                 sent += 1
 
         with pytest.raises(TimeoutError):
-            async with asyncio.timeout(1.0):
+            async with asyncio.timeout(0.5):
                 await flood()
         # Kernel buffers on both ends hold a few MiB at most; without drain() the loop would
-        # have queued ~1 GiB in user space within the second.
+        # have queued hundreds of MiB in user space by then.
         assert sent * len(chunk.data) < 64 << 20
         assert conn.writer.transport.get_write_buffer_size() <= 2 * 65536 + 65536
         release.set()
         await conn.aclose()
+        server.close()
+        await server.wait_closed()
+
+    asyncio.run(main())
+
+
+def test_send_without_flush_keeps_bytes_until_flush_next_event_or_close() -> None:
+    async def main() -> None:
+        peers: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
+
+        async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await peers.put((reader, writer))
+
+        server = await asyncio.start_server(accept, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with asyncio.timeout(10):
+            conn = await connect(LineConnection(Role.CLIENT), "127.0.0.1", port)
+            reader, writer = await peers.get()
+            await conn.send(Line(b"one"), flush=False)
+            await conn.send(Line(b"two"), flush=False)
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.2):
+                    await reader.read(100)  # nothing written yet
+            await conn.flush()
+            assert await reader.readexactly(8) == b"one\ntwo\n"
+            await conn.send(Line(b"three"), flush=False)
+            waiting = asyncio.create_task(conn.next_event())  # must write "three" first
+            assert await reader.readexactly(6) == b"three\n"
+            writer.write(b"reply\n")
+            assert await waiting == Line(b"reply")
+            await conn.send(Line(b"four"), flush=False)
+            await conn.aclose()
+            assert await reader.read() == b"four\n"
+            writer.close()
         server.close()
         await server.wait_closed()
 

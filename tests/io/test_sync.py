@@ -42,7 +42,9 @@ class EchoServer:
                     if error.fatal:
                         raise
                     continue
-                conn.send(Line(b"BYE") if line.data == b"QUIT" else Line(b"echo:" + line.data))
+                # Kept, not written: next_event writes them before it waits for more input.
+                reply = Line(b"BYE") if line.data == b"QUIT" else Line(b"echo:" + line.data)
+                conn.send(reply, flush=False)
         finally:
             self.done.release()
 
@@ -166,3 +168,35 @@ def test_events_split_across_many_reads_come_out_whole(echo: EchoServer) -> None
         conn.send(Line(b"one byte at a time"))
         assert conn.next_event() == Line(b"echo:one byte at a time")
         conn.close()
+
+
+def test_send_without_flush_keeps_bytes_until_flush_next_event_or_close() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        conn = connect(LineConnection(Role.CLIENT), "127.0.0.1", port, timeout=5.0)
+        peer, _ = listener.accept()
+        with peer:
+            peer.settimeout(0.2)
+            conn.send(Line(b"one"), flush=False)
+            conn.send(Line(b"two"), flush=False)
+            with pytest.raises(TimeoutError):
+                peer.recv(100)  # nothing written yet
+            conn.flush()
+            peer.settimeout(5.0)
+            assert peer.recv(100) == b"one\ntwo\n"
+            conn.send(Line(b"three"), flush=False)
+            peer.sendall(b"reply\n")
+            assert conn.next_event() == Line(b"reply")  # no wait needed: nothing written
+            conn.send(Line(b"four"), flush=False)
+            peer.sendall(b"x")
+            conn.socket.settimeout(0.2)
+            with pytest.raises(TimeoutError):
+                conn.next_event()  # had to wait for the peer: wrote "three" and "four" first
+            assert read_some(peer) == b"three\nfour\n"
+            conn.send(Line(b"five"), flush=False)
+            conn.close()
+            assert read_all(peer) == b"five\n"
+
+
+def read_some(sock: socket.socket) -> bytes:
+    return sock.recv(65536)

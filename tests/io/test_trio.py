@@ -36,7 +36,8 @@ class EchoServer:
                         raise
                     continue
                 reply = Line(b"BYE") if line.data == b"QUIT" else Line(b"echo:" + line.data)
-                await conn.send(reply)
+                # Kept, not written: next_event writes them before it waits for more input.
+                await conn.send(reply, flush=False)
         finally:
             self.finished += 1
 
@@ -189,12 +190,55 @@ def test_send_waits_while_the_peer_does_not_read() -> None:
             listeners = await nursery.start(trio.serve_tcp, sluggish, 0)
             port = listeners[0].socket.getsockname()[1]
             conn = await connect(LineConnection(Role.CLIENT), "127.0.0.1", port)
-            with trio.move_on_after(1.0) as scope:
+            with trio.move_on_after(0.5) as scope:
                 while True:
                     await conn.send(Line(b"x" * 65536))
                     sent += 1
             assert scope.cancelled_caught
             nursery.cancel_scope.cancel()
         assert sent * 65536 < 64 << 20
+
+    trio.run(main)
+
+
+def test_send_without_flush_keeps_bytes_until_flush_next_event_or_close() -> None:
+    async def main() -> None:
+        peers: list[trio.SocketStream] = []
+
+        async def accept(stream: trio.SocketStream) -> None:
+            peers.append(stream)
+            await trio.sleep_forever()
+
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                listeners = await nursery.start(trio.serve_tcp, accept, 0)
+                port = listeners[0].socket.getsockname()[1]
+                conn = await connect(LineConnection(Role.CLIENT), "127.0.0.1", port)
+                while not peers:
+                    await trio.sleep(0.01)
+                peer = peers[0]
+                await conn.send(Line(b"one"), flush=False)
+                await conn.send(Line(b"two"), flush=False)
+                with trio.move_on_after(0.2) as scope:
+                    await peer.receive_some(100)  # nothing written yet
+                assert scope.cancelled_caught
+                await conn.flush()
+                assert await peer.receive_some(100) == b"one\ntwo\n"
+                await conn.send(Line(b"three"), flush=False)
+                got: list[Line] = []
+
+                async def wait_reply() -> None:
+                    got.append(await conn.next_event())  # must write "three" first
+
+                nursery.start_soon(wait_reply)
+                assert await peer.receive_some(100) == b"three\n"
+                await peer.send_all(b"reply\n")
+                while not got:
+                    await trio.sleep(0.01)
+                assert got == [Line(b"reply")]
+                await conn.send(Line(b"four"), flush=False)
+                await conn.aclose()
+                assert await read_all(peer) == b"four\n"
+                nursery.cancel_scope.cancel()
 
     trio.run(main)
