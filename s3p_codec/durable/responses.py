@@ -157,11 +157,12 @@ def _ascii(value: str) -> bytes:
 
 
 def build_response(
-    request: Request | None, event: Response, *, close: bool = False
+    request: Request | None, event: Response, *, close: bool = False, head: bool = False
 ) -> tuple[h11.Response, bytes]:
     """The h11 response head and body of a (validated) response event.
 
-    For ``SSEStart`` only the head is returned; the body follows as SSE events.
+    For ``SSEStart`` only the head is returned; the body follows as SSE events. ``head`` says
+    the request was a HEAD (even one that could not be parsed): such responses have no body.
     """
     validate_response(request, event)
     headers: list[tuple[bytes, bytes]] = list(H.SECURITY_HEADERS)
@@ -264,7 +265,7 @@ def build_response(
             headers.append((H.PRODUCER_EXPECTED_SEQ, str(event.expected_seq).encode()))
         if event.received_seq is not None:
             headers.append((H.PRODUCER_RECEIVED_SEQ, str(event.received_seq).encode()))
-    if isinstance(request, Head):
+    if head or isinstance(request, Head):
         sized = False
         body = b""
     if sized:

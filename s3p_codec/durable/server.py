@@ -188,7 +188,8 @@ class ServerConnection:
                 "only an ErrorResponse answers a rejected request", code="state"
             )
         fatal = self._state is ConnectionState.ERROR
-        head, body = build_response(answering, event, close=fatal)
+        is_head = self._head is not None and self._head.method.upper() == b"HEAD"
+        head, body = build_response(answering, event, close=fatal, head=is_head)
         try:
             out = self._h11.send(head) or b""
             if isinstance(event, SSEStart):

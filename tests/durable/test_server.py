@@ -366,3 +366,15 @@ def test_random_bytes_give_requests_or_our_errors_only(data: bytes) -> None:
         if event is NEED_DATA:
             return
         server.send(durable.ErrorResponse(ErrorCode.NOT_FOUND))
+
+
+def test_the_reply_to_a_rejected_head_request_has_no_body() -> None:
+    # Found by the fuzzer: h11 refuses a body on a HEAD response, even for a 400.
+    server = durable.Connection(Role.SERVER)
+    server.receive_data(b"HEAD (/s HTTP/1.1\r\nHost: x\r\n\r\n" + http("HEAD", "/s"))
+    with pytest.raises(RemoteProtocolError) as caught:
+        server.next_event()
+    reply = server.send(caught.value.reply)  # type: ignore[arg-type]
+    assert reply.startswith(b"HTTP/1.1 400 ")
+    assert reply.endswith(b"\r\n\r\n")
+    assert server.next_event() == durable.Head("/s")
