@@ -61,6 +61,13 @@ __all__ = [
 
 ObserverFactory = Callable[[], Observer[Any]]
 
+RESYNC_AT_START = frozenset({"s3p", "rustlog", "pravega"})
+"""Protocols whose Observer can hunt for a frame start (S3P at a line start, the length-prefixed
+ones at a plausible header). A direction of theirs first seen mid-stream begins with a zero-size
+gap, so the Observer hunts instead of misreading the middle of a frame. HTTP (S2S, Durable
+Streams) has no such marker: its Observers abandon a direction after a gap, so a mid-stream
+HTTP direction is fed as is and decodes from the first message that starts cleanly, if any."""
+
 
 def default_observer(protocol: str) -> Observer[Any]:
     """A fresh ``Observer`` of a protocol package, through its public API only."""
@@ -241,7 +248,8 @@ class FlowDecoder:
                 continue
             if direction not in self._begun and not isinstance(item, StreamEnd):
                 self._begun.add(direction)
-                if self.conversation.halves[item.sender].syn_seq is None:
+                midstream = self.conversation.halves[item.sender].syn_seq is None
+                if midstream and self.protocol in RESYNC_AT_START:
                     # The capture began mid-stream: the first byte seen may sit inside a frame,
                     # so the Observer starts by hunting for a plausible frame start.
                     rows.extend(self._rows(self._observe_gap(observer, direction, 0)))

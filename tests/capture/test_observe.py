@@ -60,7 +60,7 @@ def test_a_clean_s3p_conversation_gives_one_row_per_event() -> None:
 
 def test_rows_carry_packet_numbers_times_and_key_fields() -> None:
     rows = rows_of(conversation(Flow(CLIENT, SERVER)))
-    create, ok, append, append_reply, read, read_reply = rows[:6]
+    create, _ok, append, append_reply, _read, read_reply = rows[:6]
     # packets 1-3 are the handshake; then one packet per request or reply
     assert [r.first_packet for r in rows] == list(range(4, 14))
     assert all(r.first_packet == r.last_packet for r in rows)
@@ -106,9 +106,7 @@ def test_unknown_traffic_is_one_undecoded_row_per_direction() -> None:
     ]
 
 
-def test_synthetic_capture_with_reordering_retransmission_overlap_gap_and_midstream_start() -> (
-    None
-):
+def test_synthetic_capture_with_reordering_retransmission_overlap_gap_and_midstream_start() -> None:
     """The issue's verification capture: every impairment at once, decoded as specified."""
     exchanges = s3p_exchanges()
     f = Flow(CLIENT, SERVER)
@@ -143,7 +141,8 @@ def test_synthetic_capture_with_reordering_retransmission_overlap_gap_and_midstr
     assert [k for k in kinds if k[1] == "event"] == [
         ("c", "event", "Append"), ("s", "event", "AppendReply"),
         ("s", "event", "ReadReply"),
-        ("c", "event", "Trim"), ("s", "event", "Ok"), ("c", "event", "Delete"), ("s", "event", "Ok"),
+        ("c", "event", "Trim"), ("s", "event", "Ok"),
+        ("c", "event", "Delete"), ("s", "event", "Ok"),
     ]  # fmt: skip
     lost = [r for r in rows if r.kind == "gap" and r.wire_bytes]
     assert [r.wire_bytes for r in lost] == [len(exchanges[2][0])]

@@ -1,0 +1,114 @@
+"""Reading capture files: formats, compression, link layers, IPv4/IPv6, broken files."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import dpkt
+import pytest
+
+from s3p_codec.capture import CaptureFileError, capture_order, read_segments, segments_from_bytes
+from s3p_codec.capture.pcap import (
+    LINKTYPE_ETHERNET,
+    LINKTYPE_LINUX_SLL,
+    LINKTYPE_LINUX_SLL2,
+    LINKTYPE_LOOP,
+    LINKTYPE_NULL,
+    LINKTYPE_RAW,
+    TCP_ACK,
+    TCP_SYN,
+)
+from tests.capture.synth import Flow, link_frame, write_capture
+
+LINKTYPES = [
+    LINKTYPE_ETHERNET, LINKTYPE_LINUX_SLL, LINKTYPE_LINUX_SLL2, LINKTYPE_NULL, LINKTYPE_LOOP,
+    LINKTYPE_RAW,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("linktype", LINKTYPES)
+@pytest.mark.parametrize("v6", [False, True], ids=["ipv4", "ipv6"])
+@pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
+def test_every_link_layer_and_ip_version_gives_the_tcp_segments(
+    linktype: int, v6: bool, fmt: str
+) -> None:
+    client = ("fd00::1", 40000) if v6 else ("10.0.0.1", 40000)
+    server = ("fd00::2", 7500) if v6 else ("10.0.0.2", 7500)
+    f = Flow(client, server, linktype=linktype)
+    frames = f.handshake() + f.send(True, b"request") + f.send(False, b"reply") + f.close()
+    segs = list(segments_from_bytes(write_capture(frames, linktype=linktype, fmt=fmt)))
+    assert [s.number for s in segs] == list(range(1, 9))
+    assert segs[0].flags & TCP_SYN
+    assert not segs[0].flags & TCP_ACK
+    assert (segs[3].src, segs[3].sport, segs[3].dst, segs[3].dport) == (*client, *server)
+    assert segs[3].payload == b"request"
+    assert segs[4].payload == b"reply"
+    assert segs[3].seq == 1001
+    assert segs[3].ts == pytest.approx(frames[3][0])
+
+
+@pytest.mark.parametrize("nano", [False, True])
+def test_gzip_and_nanosecond_captures_read_the_same(nano: bool, tmp_path: Path) -> None:
+    f = Flow()
+    frames = f.handshake() + f.send(True, b"x" * 3000)
+    path = tmp_path / "cap.pcap.gz"
+    path.write_bytes(write_capture(frames, compress=True, nano=nano))
+    segs = list(read_segments(str(path), file_index=3))
+    assert b"".join(s.payload for s in segs) == b"x" * 3000
+    assert {s.file for s in segs} == {str(path)}
+    assert {s.file_index for s in segs} == {3}
+    assert segs[-1].order == (3, 6)
+    assert isinstance(segs[0].ts, float)
+
+
+def test_packets_that_are_not_tcp_are_skipped() -> None:
+    f = Flow()
+    udp = dpkt.ip.IP(
+        src=socket.inet_aton("10.0.0.1"), dst=socket.inet_aton("10.0.0.2"), p=dpkt.ip.IP_PROTO_UDP,
+        data=dpkt.udp.UDP(sport=53, dport=53, data=b"dns"),
+    )  # fmt: skip
+    udp.len = len(udp)
+    arp = dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_ARP, data=dpkt.arp.ARP())
+    frames = [
+        (1.0, link_frame(LINKTYPE_ETHERNET, udp)),
+        (2.0, bytes(arp)),
+        (3.0, b"\x00\x01"),  # a runt frame
+        f.segment(True, b"tcp"),
+    ]
+    segs = list(segments_from_bytes(write_capture(frames)))
+    assert [(s.number, s.payload) for s in segs] == [(4, b"tcp")]
+
+
+def test_a_file_that_is_not_a_capture_raises(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"hello, this is not a capture")
+    with pytest.raises(CaptureFileError, match="not a pcap or pcapng file") as info:
+        list(read_segments(str(path)))
+    assert info.value.file == str(path)
+
+
+def test_a_file_cut_mid_record_gives_its_whole_records_then_raises(tmp_path: Path) -> None:
+    f = Flow()
+    data = write_capture(f.handshake() + f.send(True, b"abc"))
+    path = tmp_path / "cut.pcap"
+    path.write_bytes(data + b"\x01\x02\x03")  # three bytes of a 16-byte record header
+    reader = read_segments(str(path))
+    got = [next(reader) for _ in range(4)]
+    assert got[-1].payload == b"abc"
+    with pytest.raises(CaptureFileError, match="broken after packet 4"):
+        next(reader)
+
+
+def test_capture_errors_pickle() -> None:
+    import pickle
+
+    error = pickle.loads(pickle.dumps(CaptureFileError("a.pcap", "bad")))
+    assert (error.file, error.message) == ("a.pcap", "bad")
+
+
+def test_rotated_files_sort_numerically() -> None:
+    names = ["cap.pcap10", "cap.pcap2", "cap.pcap", "cap.pcap1"]
+    assert capture_order(names) == ["cap.pcap", "cap.pcap1", "cap.pcap2", "cap.pcap10"]
+    stamped = ["t-2024-01-02_10.pcap", "t-2024-01-02_9.pcap"]
+    assert capture_order(stamped) == ["t-2024-01-02_9.pcap", "t-2024-01-02_10.pcap"]

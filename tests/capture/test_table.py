@@ -1,0 +1,110 @@
+"""Rows as DataFrame, JSON lines, Parquet and text; the per-protocol summary."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from s3p_codec import s3p
+from s3p_codec.capture import (
+    COLUMNS,
+    Row,
+    arrow_schema,
+    decode_segments,
+    format_summary,
+    format_table,
+    rows_to_dataframe,
+    segments_from_bytes,
+    summarize,
+    write_jsonl,
+    write_parquet,
+)
+from s3p_codec.capture.observe import describe_event
+from tests.capture.synth import Flow, write_capture
+from tests.capture.test_observe import CLIENT, SERVER, conversation
+
+
+@pytest.fixture
+def rows() -> list[Row]:
+    frames = conversation(Flow(CLIENT, SERVER))
+    return list(decode_segments(segments_from_bytes(write_capture(frames))))
+
+
+def test_dataframe_has_typed_columns_a_time_column_and_the_events(rows: list[Row]) -> None:
+    frame = rows_to_dataframe(rows)
+    assert list(frame.columns) == [c.name for c in COLUMNS] + ["time", "event"]
+    assert str(frame["first_packet"].dtype) == "Int64"
+    assert str(frame["latency_ms"].dtype) == "Float64"
+    assert str(frame["time"].dtype) == "datetime64[ns, UTC]"
+    assert frame["pair_id"].isna().sum() == 0
+    assert frame["latency_ms"].isna().sum() == 5
+    assert isinstance(frame["event"][2], s3p.Append)
+    assert "event" not in rows_to_dataframe(rows, events=False).columns
+
+
+def test_jsonl_and_parquet_hold_the_same_values(rows: list[Row], tmp_path: Path) -> None:
+    out = io.StringIO()
+    assert write_jsonl(rows, out) == len(rows)
+    from_json = [json.loads(line) for line in out.getvalue().splitlines()]
+    path = tmp_path / "rows.parquet"
+    assert write_parquet(rows, str(path), batch_rows=3) == len(rows)
+    table = pq.read_table(path)
+    assert table.schema.equals(arrow_schema())
+    assert table.to_pylist() == from_json == [r.as_dict() for r in rows]
+
+
+def test_an_empty_parquet_file_still_has_the_schema(tmp_path: Path) -> None:
+    path = tmp_path / "empty.parquet"
+    assert write_parquet([], str(path)) == 0
+    assert pq.read_table(path).schema.names == [c.name for c in COLUMNS]
+
+
+def test_rows_have_a_rich_html_repr(rows: list[Row]) -> None:
+    html = rows[2]._repr_html_()
+    assert "<th>event_type</th><td>Append</td>" in html
+    assert "Append(stream=b&#x27;orders&#x27;" in html
+
+
+def test_text_table_groups_by_conversation(rows: list[Row]) -> None:
+    lines = list(format_table(rows))
+    assert lines[1] == "# <memory>#1  10.0.0.1:40000 -> 10.0.0.2:7500  [s3p]"
+    assert lines[2].split()[2:5] == ["s3p", "->", "Create"]
+    assert "1.000ms" in lines[3]
+
+
+def test_summary_counts_and_nearest_rank_percentiles(rows: list[Row]) -> None:
+    extra = [
+        Row("f", 1, 1, 0.0, "f#9", "c", "s", "server_to_client", "s3p", "event", "Ok", 9,
+            float(ms), None, None, None, None, 10, None, "")
+        for ms in range(1, 101)
+    ]  # fmt: skip
+    broken = Row("f", 1, 1, 0.0, "f#9", "c", "s", "client_to_server", "s3p", "error", "Error",
+                 None, None, None, None, None, None, 3, "ERR_BAD_FORMAT", "")  # fmt: skip
+    (s3p_row,) = summarize([*extra, broken])
+    assert s3p_row["conversations"] == 1
+    assert s3p_row["events"] == 100
+    assert s3p_row["errors"] == 1
+    assert s3p_row["bytes"] == 1003
+    assert (s3p_row["latency_p50_ms"], s3p_row["latency_p90_ms"], s3p_row["latency_p99_ms"]) == (
+        50.0, 90.0, 99.0,
+    )  # fmt: skip
+    (real,) = summarize(rows)
+    assert real["conversations"] == 1
+    assert real["requests"] == real["replies"] == 5
+    lines = list(format_summary([real]))
+    assert lines[0].split()[0] == "protocol"
+    assert lines[1].split()[:3] == ["s3p", "1", "10"]
+
+
+def test_key_fields_are_found_by_name_on_any_event() -> None:
+    append = s3p.Append(b"orders", (b"ab", b"cde"), timestamp=s3p.Timestamp(5, 1))
+    assert describe_event(append) == {
+        "stream": "orders", "offset": "5-1", "count": 2, "payload_bytes": 5,
+    }  # fmt: skip
+    error = s3p.ErrorReply(s3p.ErrorCode.UNKNOWN_STREAM, "no such stream")
+    assert describe_event(error)["error_code"] == "ERR_UNKNOWN_STREAM"
+    assert describe_event(object()) == {}
