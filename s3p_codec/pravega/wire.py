@@ -311,7 +311,8 @@ def _uniform_run(data: bytes, start: int, end: int, out: list[bytes]) -> int:
         if frames < _RUN_MIN:
             return start
     stop = start + frames * stride
-    out.extend([data[at : at + count] for at in range(start + HEADER_SIZE, stop, stride)])
+    first = start + HEADER_SIZE
+    out.extend([data[at : at + count] for at in range(first, stop - count + 1, stride)])
     return stop
 
 

@@ -456,6 +456,13 @@ ops = st.lists(
             st.integers(0, 2),
             st.lists(st.integers(0, 300), min_size=1, max_size=4),
         ),
+        st.tuples(  # a burst of equal-sized events: the reader's fast path for runs
+            st.just("append"),
+            st.integers(0, 2),
+            st.tuples(st.integers(8, 40), st.sampled_from([0, 1, 9, 60])).map(
+                lambda burst: [burst[1]] * burst[0]
+            ),
+        ),
         st.tuples(st.just("flush"), st.just(0), st.just([])),
         st.tuples(st.just("keepalive"), st.just(0), st.just([])),
     ),

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role
 from s3p_codec import pravega as p
-from s3p_codec.pravega.wire import decode_payload, encode_frame
+from s3p_codec.pravega.wire import decode_payload, encode_frame, parse_events
 from tests.pravega.strategies import ALL_TYPED, any_command, command, opaque_reply
 
 W = uuid.UUID("01234567-89ab-cdef-fedc-ba9876543210")
@@ -349,3 +349,44 @@ def test_a_payload_over_the_frame_limit_cannot_be_sent() -> None:
 
 def test_encode_frame_prefixes_the_header() -> None:
     assert encode_frame(100, b"") == p.encode(p.KeepAlive())
+
+
+# --- the Event-frame splitter of append reassembly ---------------------------------------------
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 8, 100])
+@pytest.mark.parametrize("count", [1, 7, 8, 9, 64])
+def test_runs_of_equal_sized_events_are_split_exactly(size: int, count: int) -> None:
+    events = [bytes([i % 256]) * size for i in range(count)]
+    data = b"xx" + b"".join(frame(0, e) for e in events) + frame(0, b"tail")[:5]
+    out: list[bytes] = []
+    stop = parse_events(data, 2, len(data), out)
+    assert out == events
+    assert stop == len(data) - 5  # the incomplete frame is left for later
+
+
+@given(
+    st.lists(st.sampled_from([0, 1, 3, 8, 20]), max_size=60),
+    st.integers(0, 12),
+)
+def test_parse_events_finds_every_frame_whatever_the_runs(sizes: list[int], cut: int) -> None:
+    events = [bytes([n]) * n for n in sizes]
+    data = b"".join(frame(0, e) for e in events)
+    out: list[bytes] = []
+    end = max(0, len(data) - cut)
+    stop = parse_events(data, 0, end, out)
+    whole = []
+    pos = 0
+    for e in events:
+        if pos + 8 + len(e) > end:
+            break
+        whole.append(e)
+        pos += 8 + len(e)
+    assert out == whole
+    assert stop == pos
+
+
+def test_parse_events_rejects_a_non_event_frame_inside_a_run() -> None:
+    data = b"".join(frame(0, b"ab") for _ in range(9)) + frame(5, b"ab")
+    with pytest.raises(ValueError, match="type 5"):
+        parse_events(data, 0, len(data), [])
