@@ -135,7 +135,14 @@ class _output:
             self._file.close()
 
 
-COMMANDS: list[Register] = [register_decode, register_stats]
+def register_spark(sub: SubParsers) -> None:
+    """``spark decode``/``spark stats``: the same on Spark (pyspark loads only when they run)."""
+    from s3p_codec.spark.commands import register  # noqa: PLC0415
+
+    register(sub)
+
+
+COMMANDS: list[Register] = [register_decode, register_stats, register_spark]
 """Every sub-command (or command group) of ``s3p-codec``, in the order ``--help`` lists them."""
 
 

@@ -11,23 +11,48 @@ decoded by ``capture.decode_flow``), the path for large inputs. Both give the ro
     events = spark.read.format("s3p_codec").option("decode_as", "7500=s3p").load("captures/*.pcap")
     s3p_spark.summarize(events)                             # per-protocol table
 
-Needs the ``spark`` extra (pyspark, pyarrow) and Java 17 on the machine.
+Needs the ``spark`` extra (pyspark, pyarrow) and Java 17. Names load on first use, so that the
+command line can offer ``s3p-codec spark ...`` without importing pyspark for every command.
 """
 
 from __future__ import annotations
 
-from s3p_codec.spark.datasource import (
-    EVENTS_FORMAT,
-    SEGMENTS_FORMAT,
-    CaptureDataSource,
-    SegmentsDataSource,
-    expand_paths,
-    register,
-)
-from s3p_codec.spark.flows import EVENT_COLUMNS, spark_ddl
-from s3p_codec.spark.pipeline import decode, format_summary, read_segments, summarize
-from s3p_codec.spark.segments import FLOW_COLUMNS, SEGMENT_SCHEMA
-from s3p_codec.spark.session import DEFAULT_MASTER, local_cores, spark_session
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from s3p_codec.spark.datasource import (
+        EVENTS_FORMAT,
+        SEGMENTS_FORMAT,
+        CaptureDataSource,
+        SegmentsDataSource,
+        expand_paths,
+        register,
+    )
+    from s3p_codec.spark.flows import EVENT_COLUMNS, spark_ddl
+    from s3p_codec.spark.pipeline import decode, format_summary, read_segments, summarize
+    from s3p_codec.spark.segments import FLOW_COLUMNS, SEGMENT_SCHEMA
+    from s3p_codec.spark.session import DEFAULT_MASTER, local_cores, spark_session
+
+_WHERE = {
+    "EVENTS_FORMAT": "datasource",
+    "SEGMENTS_FORMAT": "datasource",
+    "CaptureDataSource": "datasource",
+    "SegmentsDataSource": "datasource",
+    "expand_paths": "datasource",
+    "register": "datasource",
+    "EVENT_COLUMNS": "flows",
+    "spark_ddl": "flows",
+    "decode": "pipeline",
+    "format_summary": "pipeline",
+    "read_segments": "pipeline",
+    "summarize": "pipeline",
+    "FLOW_COLUMNS": "segments",
+    "SEGMENT_SCHEMA": "segments",
+    "DEFAULT_MASTER": "session",
+    "local_cores": "session",
+    "spark_session": "session",
+}
 
 __all__ = [
     "DEFAULT_MASTER",
@@ -48,3 +73,10 @@ __all__ = [
     "spark_session",
     "summarize",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 's3p_codec.spark' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"s3p_codec.spark.{module}"), name)

@@ -21,6 +21,7 @@ from s3p_codec.spark.datasource import register
 __all__ = ["DEFAULT_MASTER", "local_cores", "spark_session"]
 
 DEFAULT_MASTER = "local[*]"
+_LOG4J = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
 
 
@@ -73,6 +74,8 @@ def spark_session(
             "spark.driver.bindAddress": "127.0.0.1",
             "spark.sql.shuffle.partitions": str(shuffle_partitions or cores),
             "spark.default.parallelism": str(cores),
+            # Errors only: without this the JVM prints its log4j banner and start-up warnings.
+            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={_LOG4J}",
         }
     elif shuffle_partitions is not None:
         conf["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
