@@ -24,6 +24,7 @@ from s3p_codec._core import LocalProtocolError, RemoteProtocolError
 from s3p_codec.s2s.errors import ErrorCode
 
 __all__ = [
+    "Codec",
     "Compression",
     "compress",
     "decompress",
@@ -83,6 +84,38 @@ def negotiate(accept_encoding: str | bytes | None) -> Compression:
     if "gzip" in offered:
         return Compression.GZIP
     return Compression.NONE
+
+
+class Codec:
+    """Per-connection compression state: zstd contexts are made once and reused, since making
+    one costs more than decompressing a typical frame. Not for use by two threads at once
+    (one connection is driven by one thread, as every sans-IO codec is)."""
+
+    __slots__ = ("_compressor", "_decompressor")
+
+    def __init__(self) -> None:
+        self._compressor: Any = None
+        self._decompressor: Any = None
+
+    def compress(self, data: bytes, compression: Compression) -> bytes:
+        """Compress ``data`` (the caller applies the 1 KiB threshold)."""
+        if compression is Compression.ZSTD:
+            if _zstd is None:
+                raise LocalProtocolError(
+                    "zstd needs the zstandard package", code=ErrorCode.BAD_FRAME
+                )
+            if self._compressor is None:
+                self._compressor = _zstd.ZstdCompressor()
+            return bytes(self._compressor.compress(data))
+        return compress(data, compression)
+
+    def decompress(self, data: bytes, compression: Compression, max_size: int) -> bytes:
+        """See the module function ``decompress``."""
+        if compression is Compression.ZSTD and _zstd is not None:
+            if self._decompressor is None:
+                self._decompressor = _zstd.ZstdDecompressor()
+            return _unzstd(data, max_size, self._decompressor)
+        return decompress(data, compression, max_size)
 
 
 def compress(data: bytes, compression: Compression) -> bytes:
@@ -201,9 +234,11 @@ def _zstd_frames(data: bytes) -> list[int | None]:
     return sizes
 
 
-def _unzstd(data: bytes, max_size: int) -> bytes:
+def _unzstd(data: bytes, max_size: int, context: Any = None) -> bytes:
     if _zstd is None:
         raise _error("zstd frame received but zstandard is not installed")
+    if context is None:
+        context = _zstd.ZstdDecompressor()
     sizes = _zstd_frames(data)
     if any(size is not None and size > max_size for size in sizes):
         raise _error(f"zstd frame declares more than {max_size} bytes")
@@ -211,12 +246,10 @@ def _unzstd(data: bytes, max_size: int) -> bytes:
         if len(sizes) == 1:
             # One frame: a one-shot call bounded by the declared size, or by the cap when the
             # frame carries no content size (zstd then fails past the cap).
-            out = _zstd.ZstdDecompressor().decompress(
-                data, max_output_size=max_size if sizes[0] is None else 0
-            )
+            out = context.decompress(data, max_output_size=max_size if sizes[0] is None else 0)
             return bytes(out)
         # Several (or only skippable) frames: stream them, one byte past the cap at most.
-        reader = _zstd.ZstdDecompressor().stream_reader(data, read_across_frames=True)
+        reader = context.stream_reader(data, read_across_frames=True)
         chunks = bytearray()
         while len(chunks) <= max_size:
             chunk = reader.read(min(max_size + 1 - len(chunks), 256 * 1024))

@@ -35,7 +35,7 @@ from s3p_codec._core import (
     Role,
 )
 from s3p_codec.s2s import proto
-from s3p_codec.s2s.compression import Compression, compress, decompress
+from s3p_codec.s2s.compression import Codec, Compression
 from s3p_codec.s2s.errors import (
     AppendConditionFailed,
     ErrorCode,
@@ -107,6 +107,7 @@ class Connection:
         self._compression = Compression(compression)
         self._limits = limits if limits is not None else Limits()
         self._buffer = ReceiveBuffer()
+        self._codec = Codec()
         self._state = State.OPEN
         self._eof = False
         self._our_terminal = False
@@ -294,7 +295,7 @@ class Connection:
             self._compression is not Compression.NONE
             and len(message) >= self._limits.compression_threshold
         ):
-            message = compress(message, self._compression)
+            message = self._codec.compress(message, self._compression)
             compression = self._compression
         return encode_frame(
             message,
@@ -368,7 +369,7 @@ class Connection:
     def _handle(self, frame: RawFrame) -> Event:
         if frame.terminal:
             raise terminal_error(decode_terminal(frame.payload))
-        payload = decompress(frame.payload, frame.compression, self._limits.max_payload)
+        payload = self._codec.decompress(frame.payload, frame.compression, self._limits.max_payload)
         self._last_compression = frame.compression
         event: Event
         if self._session is Session.APPEND:

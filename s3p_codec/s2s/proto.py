@@ -377,7 +377,7 @@ def _decode_sequenced_record(data: bytes, pos: int, end: int) -> SequencedRecord
     # function call costs as much as the decoding itself.
     seq_num = timestamp = 0
     body = b""
-    headers: list[Header] = []
+    headers: list[Header] | None = None
     while pos < end:
         tag = data[pos]
         if tag < 0x80 and tag >= 0x08:
@@ -418,10 +418,12 @@ def _decode_sequenced_record(data: bytes, pos: int, end: int) -> SequencedRecord
         elif tag == 0x1A:
             start = pos
             pos = _read_length(data, pos, end)[1]
+            if headers is None:
+                headers = []
             headers.append(_decode_header(data, start + _varint_size(data, start), pos))
         else:
             pos = _skip(data, pos, end, tag)
-    return SequencedRecord(seq_num, timestamp, body, tuple(headers))
+    return SequencedRecord(seq_num, timestamp, body, () if headers is None else tuple(headers))
 
 
 def _varint_size(data: bytes, pos: int) -> int:
