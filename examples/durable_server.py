@@ -34,11 +34,10 @@ from collections.abc import Callable
 import attrs
 
 from s3p_codec import RemoteProtocolError, Role, durable
-from s3p_codec.durable import jsonmode, offsets
-from s3p_codec.durable import producer as producers
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.asyncio import AsyncioConnection, serve
 
+jsonmode, offsets, producers = durable.jsonmode, durable.offsets, durable.producer
 DEFAULT_PORT = 4437
 ZERO = offsets.format_offset(0, 0)
 _MEDIA_TYPE = re.compile(r"[\w.+-]+/[\w.+-]+")

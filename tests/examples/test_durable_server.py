@@ -284,3 +284,14 @@ def test_the_server_starts_on_an_os_chosen_port_and_answers_http() -> None:
         process.wait(timeout=5)
         if process.stdout is not None:
             process.stdout.close()
+
+
+def test_forks_must_not_inherit_producer_or_stream_seq_state(app: App) -> None:
+    create(app, content_type="text/plain")
+    append(app, "/s", b"a", producer=durable.Producer("p", 3, 0), seq="5")
+    create(app, "/f", forked_from="/s")
+    # On the source, epoch 0 is stale and seq "1" a regression; the fork starts fresh.
+    assert status(append(app, "/s", b"x", producer=durable.Producer("p", 0, 0))) == 403
+    fresh = append(app, "/f", b"b", producer=durable.Producer("p", 0, 0), seq="1")
+    assert isinstance(fresh, durable.Appended)
+    assert not fresh.duplicate
