@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"{args.events} events, blocks of {pravega.DEFAULT_BLOCK_SIZE} bytes, best of {args.repeat}"
     )
-    print(f"{"case":<20} {'decoder':<42} {'events/s':>12} {'ms':>7} {'ratio':>6}")
+    print(f"{'case':<20} {'decoder':<42} {'events/s':>12} {'ms':>7} {'ratio':>6}")
     cases = (
         (f"{args.size} bytes each", False, 0),
         (f"mean {args.size} bytes", True, 0),

@@ -281,8 +281,9 @@ def _uniform_run(data: bytes, start: int, end: int, out: list[bytes]) -> int:
     """Slice out the longest run of same-sized Event frames at ``start``; return its end.
 
     The run's headers are all the same 8 bytes, so comparing the strided byte columns
-    ``data[start + j : stop : stride]`` (j = 0..7) with that header's bytes proves every frame
-    of the run at C speed. A run shorter than the whole region is found by bisection.
+    ``data[first + j : stop : stride]`` (j = 0..7) with that header's bytes proves a stretch of
+    frames at C speed. The run's length is found by galloping then bisecting, each step
+    checking only frames not yet proven: linear in the run's length.
     """
     if end - start < HEADER_SIZE:
         return start
@@ -295,22 +296,29 @@ def _uniform_run(data: bytes, start: int, end: int, out: list[bytes]) -> int:
         return start
     header = _LONG.pack(count)
 
-    def uniform(n: int) -> bool:
-        stop = start + n * stride
-        return all(data[start + j : stop : stride] == header[j : j + 1] * n for j in range(8))
+    def uniform(low: int, high: int) -> bool:
+        """Frames ``low`` to ``high - 1`` of the run all carry the header."""
+        first = start + low * stride
+        stop = start + high * stride
+        size = high - low
+        return all(data[first + j : stop : stride] == header[j : j + 1] * size for j in range(8))
 
-    if not uniform(frames):
-        low, high = 1, frames  # uniform(low) holds, uniform(high) does not
-        while high - low > 1:
-            middle = (low + high) // 2
-            if uniform(middle):
-                low = middle
+    good, probe = 1, _RUN_MIN  # frame 0 is known good
+    while uniform(good, probe):
+        good = probe
+        if good == frames:
+            break
+        probe = min(2 * probe, frames)
+    else:
+        while probe - good > 1:  # good frames: [0, good); frame ``probe - 1`` or before is bad
+            middle = (good + probe) // 2
+            if uniform(good, middle):
+                good = middle
             else:
-                high = middle
-        frames = low
-        if frames < _RUN_MIN:
-            return start
-    stop = start + frames * stride
+                probe = middle
+    if good < _RUN_MIN:
+        return start
+    stop = start + good * stride
     first = start + HEADER_SIZE
     out.extend([data[at : at + count] for at in range(first, stop - count + 1, stride)])
     return stop

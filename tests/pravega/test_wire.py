@@ -390,3 +390,12 @@ def test_parse_events_rejects_a_non_event_frame_inside_a_run() -> None:
     data = b"".join(frame(0, b"ab") for _ in range(9)) + frame(5, b"ab")
     with pytest.raises(ValueError, match="type 5"):
         parse_events(data, 0, len(data), [])
+
+
+@pytest.mark.parametrize("run", [7, 8, 9, 15, 16, 17, 1000])
+def test_a_run_followed_by_other_sizes_splits_at_the_first_difference(run: int) -> None:
+    events = [b"r" * 3] * run + [b"x" * 4, b"r" * 3] + [b"y"] * 9
+    data = b"".join(frame(0, e) for e in events)
+    out: list[bytes] = []
+    assert parse_events(data, 0, len(data), out) == len(data)
+    assert out == events
