@@ -24,9 +24,10 @@ through ``h11``. Both feed one transport-free request handler (:class:`Server`):
   mismatches end an append session with a 412 terminal frame (``{"seq_num_mismatch": N}`` /
   ``{"fencing_token_mismatch": "..."}``); a read that starts past the tail gets 416 with the
   tail (unless ``clamp=true``); an unknown stream, 404 ``stream_not_found``.
-- The REST calls the SDK makes around sessions: create (``POST /v1/streams``), delete and
-  get-config of a stream, check tail (``GET .../records/tail``), and the unary protobuf append
-  and read (``application/x-protobuf``; request bodies may carry ``Content-Encoding``).
+- The REST calls the SDK makes around sessions: create (``POST /v1/streams``), ensure
+  (``PUT``), list, delete and get-config of streams, check tail (``GET .../records/tail``), and
+  the unary protobuf append and read (``application/x-protobuf``; request bodies may carry
+  ``Content-Encoding``).
 - A fence command record (one header with an empty name and value ``fence``) sets the stream's
   fencing token to its body; a trim command record is stored like any record.
 
@@ -49,7 +50,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import parse_qsl, unquote
 
 import attrs
 import h2.config
@@ -250,6 +251,8 @@ class Server:
     async def handle(self, request: Request, response: Response) -> None:
         try:
             await self._route(request, response)
+        except ConnectionError:
+            log.debug("peer went away during %s %s", request.method, request.target)
         except Exception:  # one request's failure must not take the connection down
             log.exception("request failed: %s %s", request.method, request.target)
             with contextlib.suppress(Exception):
@@ -278,6 +281,16 @@ class Server:
         method = request.method
         if parts == ["", "v1", "streams"] and method == b"POST":
             await self._create(request, response, basin)
+        elif parts == ["", "v1", "streams"] and method == b"GET":
+            await self._list(response, basin, query)
+        elif len(parts) == 4 and parts[:3] == ["", "v1", "streams"] and method == b"PUT":
+            name = unquote(parts[3])
+            created = self.store.create(basin, name)
+            stream = created or self.store.get(basin, name)
+            assert stream is not None
+            status, headers, body = _json(201 if created else 200, stream.info())
+            headers.append((b"s2-provision-result", b"created" if created else b"noop"))
+            await self._reply(response, status, headers, body)
         elif len(parts) == 4 and parts[:3] == ["", "v1", "streams"]:
             name = unquote(parts[3])
             stream = self.store.get(basin, name)
@@ -298,8 +311,8 @@ class Server:
                 await self._reply(response, *_error(404, "stream_not_found", parts[3]))
             else:
                 tail = stream.tail
-                body = {"tail": {"seq_num": tail.seq_num, "timestamp": tail.timestamp}}
-                await self._reply(response, *_json(200, body))
+                found_tail = {"tail": {"seq_num": tail.seq_num, "timestamp": tail.timestamp}}
+                await self._reply(response, *_json(200, found_tail))
         elif len(parts) == 5 and parts[4] == "records" and method in (b"GET", b"POST"):
             stream = self.store.get(basin, unquote(parts[3]))
             if stream is None:
@@ -327,6 +340,25 @@ class Server:
             await self._reply(response, *_error(409, "resource_already_exists", name))
         else:
             await self._reply(response, *_json(201, stream.info()))
+
+    async def _list(self, response: Response, basin: str, query: str) -> None:
+        params = dict(parse_qsl(query))
+        prefix = params.get("prefix", "")
+        after = params.get("start_after", "")
+        try:
+            limit = max(0, min(1000, int(params.get("limit", "1000"))))
+        except ValueError:
+            await self._reply(response, *_error(400, "bad_query", "limit must be an integer"))
+            return
+        names = sorted(
+            name
+            for name in self.store.basin(basin).streams
+            if name.startswith(prefix) and name > after
+        )
+        streams = self.store.basin(basin).streams
+        page = [streams[name].info() for name in names[:limit]]
+        body = {"streams": page, "has_more": len(names) > limit}
+        await self._reply(response, *_json(200, body))
 
     # -- unary protobuf calls ------------------------------------------------------------------
 
@@ -844,9 +876,13 @@ async def serve(
                 await _H1Connection(app, reader, writer).run(first)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            # The server is shutting down: end this connection's task quietly (a cancelled
+            # connection task would be reported by asyncio's stream callback).
+            pass
         finally:
             writer.close()
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception, asyncio.CancelledError):
                 await writer.wait_closed()
 
     return await asyncio.start_server(on_connect, host, port)

@@ -383,3 +383,31 @@ def test_our_client_gets_pre_session_errors_as_typed_errors() -> None:
     run(scenario)
     assert caught["error"].code == 404
     assert caught["error"].terminal.code == "stream_not_found"
+
+
+def test_sdk_rest_calls_around_sessions() -> None:
+    seen: dict[str, Any] = {}
+
+    async def scenario(port: int, store: Store) -> None:
+        async with sdk(port, s2_sdk.Compression.GZIP) as client:
+            basin = client.basin(BASIN)
+            await basin.create_stream("a/1")
+            with pytest.raises(s2_sdk.S2ServerError) as exists:
+                await basin.create_stream("a/1")
+            seen["exists"] = exists.value.status_code
+            seen["ensured"] = (await basin.ensure_stream("a/2")).status
+            seen["again"] = (await basin.ensure_stream("a/2")).status
+            seen["listed"] = [s.name for s in (await basin.list_streams(prefix="a/")).items]
+            seen["config"] = await basin.get_stream_config("a/1")
+            seen["tail"] = await basin.stream("a/1").check_tail()
+            await basin.delete_stream("a/1")
+            seen["after"] = [s.name for s in (await basin.list_streams()).items]
+
+    run(scenario)
+    assert seen["exists"] == 409
+    assert seen["ensured"] is s2_sdk.EnsureStatus.CREATED
+    assert seen["again"] is s2_sdk.EnsureStatus.CONFIG_UNCHANGED
+    assert seen["listed"] == ["a/1", "a/2"]
+    assert seen["config"].storage_class == "express"
+    assert (seen["tail"].seq_num, seen["tail"].timestamp) == (0, 0)
+    assert seen["after"] == ["a/2"]
