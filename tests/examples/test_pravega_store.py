@@ -265,3 +265,41 @@ def test_a_broken_block_closes_the_connection_without_a_reply() -> None:
             await conn.next_event()
 
     run(scenario)
+
+
+def test_the_scripts_run_as_a_user_runs_them() -> None:
+    import re
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "examples.pravega_segment_store", "--port", "0"],
+        cwd=root,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        deadline = time.monotonic() + 20
+        port = None
+        while port is None and time.monotonic() < deadline:
+            found = re.search(r"listening on 127\.0\.0\.1:(\d+)", server.stderr.readline())
+            port = int(found.group(1)) if found else None
+        assert port is not None, "the store did not report its port"
+        base = [sys.executable, "-m", "examples.pravega_client", "--port", str(port)]
+        wrote = subprocess.run(
+            [*base, "write", "demo", "--count", "3"],
+            cwd=root, capture_output=True, text=True, timeout=20, check=True,
+        )  # fmt: skip
+        assert "wrote 3 events, last event number 2" in wrote.stdout
+        read = subprocess.run(
+            [*base, "read", "demo", "--count", "3"],
+            cwd=root, capture_output=True, text=True, timeout=20, check=True,
+        )  # fmt: skip
+        assert read.stdout.splitlines() == ["event 0", "event 1", "event 2"]
+    finally:
+        server.kill()
+        server.wait(timeout=10)
