@@ -466,6 +466,10 @@ def _text(value: object) -> str | None:
         return value.decode("utf-8", "backslashreplace")
     if isinstance(value, str | int | float):
         return str(value)
+    names = _field_names(value)
+    for name in ("seq_num", "offset", *_OFFSET_FIELDS):
+        if name in names:  # a position object (StreamPosition): its own offset field
+            return _text(getattr(value, name))
     formatter = getattr(value, "format", None)
     if callable(formatter):
         try:

@@ -181,22 +181,22 @@ def _batches(rows: Iterable[Row], size: int) -> Iterator[list[Row]]:
 
 
 _TABLE_COLUMNS = (
-    ("first_packet", "pkt"),
-    ("ts", "time"),
-    ("protocol", "proto"),
-    ("direction", "dir"),
-    ("event_type", "event"),
-    ("pair_id", "pair"),
-    ("latency_ms", "latency"),
-    ("stream", "stream"),
-    ("offset", "offset"),
-    ("count", "count"),
-    ("wire_bytes", "bytes"),
-    ("error_code", "error"),
+    ("first_packet", "pkt", 6),
+    ("ts", "time", 17),
+    ("protocol", "proto", 7),
+    ("direction", "dir", 3),
+    ("event_type", "event", 20),
+    ("pair_id", "pair", 5),
+    ("latency_ms", "latency", 10),
+    ("stream", "stream", 16),
+    ("offset", "offset", 22),
+    ("count", "count", 5),
+    ("wire_bytes", "bytes", 7),
+    ("error_code", "error", 0),
 )
 
 
-def _cell(name: str, value: object) -> str:
+def _cell(name: str, value: object, width: int) -> str:
     if value is None:
         return ""
     if name == "direction":
@@ -206,20 +206,22 @@ def _cell(name: str, value: object) -> str:
     if name == "latency_ms" and isinstance(value, float):
         return f"{value:.3f}ms"
     text = str(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    limit = width or 40
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def format_table(rows: Iterable[Row]) -> Iterator[str]:
     """Rows as aligned text lines for a terminal, a header first; each conversation introduced
     by a line naming its file, client and server."""
-    header = "  ".join(f"{title:<10}" for _, title in _TABLE_COLUMNS).rstrip()
+    header = "  ".join(title.ljust(width) for _, title, width in _TABLE_COLUMNS).rstrip()
     yield header
     current = None
     for row in rows:
         if row.conversation != current:
             current = row.conversation
             yield f"# {row.conversation}  {row.client} -> {row.server}  [{row.protocol}]"
-        yield "  ".join(f"{_cell(n, getattr(row, n)):<10}" for n, _ in _TABLE_COLUMNS).rstrip()
+        cells = (_cell(n, getattr(row, n), w).ljust(w) for n, _, w in _TABLE_COLUMNS)
+        yield "  ".join(cells).rstrip()
 
 
 STATS_COLUMNS = (
@@ -262,9 +264,9 @@ def summarize(rows: Iterable[Row]) -> list[dict[str, Any]]:
             if row.pair_id is not None:
                 key = "requests" if row.direction == "client_to_server" else "replies"
                 entry[key] += 1
-        elif row.kind in ("error", "capture_error"):
-            entry["errors"] += 1
-        elif row.kind == "gap":
+        if row.kind in ("error", "capture_error") or row.error_code is not None:
+            entry["errors"] += 1  # decoding errors and the protocol's own error replies
+        if row.kind == "gap":
             entry["gaps"] += 1
         if row.kind in ("event", "undecoded", "error"):
             entry["bytes"] += row.wire_bytes

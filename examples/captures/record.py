@@ -1,0 +1,206 @@
+"""Record the sample captures: tcpdump on loopback while the example clients talk to the servers.
+
+::
+
+    sudo .venv/bin/python examples/captures/record.py            # all five protocols
+    sudo .venv/bin/python examples/captures/record.py s3p rustlog
+
+Needs tcpdump (Debian: ``apt-get install tcpdump``) and the right to capture on ``lo`` (root, or
+CAP_NET_RAW on tcpdump). Each protocol's example server is started on its usual port, tcpdump
+records that port, the example client commands below run one after the other, and everything
+stops. Next to each capture, ``<name>.json`` records the commands run and what each client
+printed, so tests can check that the decoded events are what the clients sent and received.
+
+The captures vary on purpose: ``s3p.pcap`` and ``pravega.pcap`` are plain Ethernet-framed
+loopback captures, ``rustlog.pcap`` is recorded on the ``any`` pseudo-interface (Linux cooked
+headers), ``durable.pcap.gz`` is gzip-compressed, ``s2s.pcap`` carries S2S sessions over HTTP/1.1
+(a small client below: the example server also speaks HTTP/2, which the decoder does not read).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+PY = sys.executable
+
+Step = list[str] | tuple[list[str], str] | Callable[[int], str]
+"""A client command (argv after ``python -m``), with stdin text, or a function of the port."""
+
+
+def _wait_for_port(port: int, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port}")
+
+
+def _s2s_sessions(port: int) -> str:
+    """Create a stream, run an append session and a read session over HTTP/1.1."""
+    sys.path.insert(0, str(ROOT))
+    from s3p_codec import Role, s2s  # noqa: PLC0415 - only this step needs it
+    from s3p_codec.io.sync import connect  # noqa: PLC0415
+
+    host = f"127.0.0.1:{port}"
+    lines = []
+    body = b'{"stream": "orders"}'
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(
+            b"POST /v1/streams HTTP/1.1\r\nhost: " + host.encode() + b"\r\n"
+            b"authorization: Bearer demo\r\ns2-basin: demo\r\ncontent-type: application/json\r\n"
+            b"content-length: " + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n" + body
+        )
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    lines.append(reply.split(b"\r\n", 1)[0].decode())
+    append = s2s.SessionRequest(s2s.Session.APPEND, "orders", basin="demo", token="demo")
+    with connect(s2s.Http1Connection(Role.CLIENT, host=host), "127.0.0.1", port) as conn:
+        conn.send(append)
+        lines.append(repr(conn.next_event()))
+        for batch in ((b"hello", b"world"), (b"x" * 3000,), (b"last",)):
+            conn.send(s2s.AppendInput(tuple(s2s.AppendRecord(body) for body in batch)))
+            lines.append(repr(conn.next_event()))
+        conn.send(s2s.EndOfBody())
+    read = s2s.SessionRequest(
+        s2s.Session.READ, "orders", basin="demo", token="demo",
+        query=s2s.ReadQuery(seq_num=0, count=4),
+    )  # fmt: skip
+    with connect(s2s.Http1Connection(Role.CLIENT, host=host), "127.0.0.1", port) as conn:
+        conn.send(read)
+        for event in conn:
+            lines.append(repr(event))
+    return "\n".join(lines) + "\n"
+
+
+PROTOCOLS: dict[str, dict[str, object]] = {
+    "s3p": {
+        "port": 7500,
+        "server": ["examples.s3p_server", "--port", "7500"],
+        "steps": [
+            ["examples.s3p_client", "create", "orders"],
+            ["examples.s3p_client", "append", "orders", "hello", "world"],
+            (["examples.s3p_client", "append", "orders", "--batch", "2"], "a\nb\nc\n"),
+            ["examples.s3p_client", "read", "orders", "--count", "10"],
+            ["examples.s3p_client", "append", "missing", "x"],  # ERR_UNKNOWN_STREAM
+            ["examples.s3p_client", "delete", "orders"],
+        ],
+    },
+    "rustlog": {
+        "port": 9092,
+        "interface": "any",
+        "server": ["examples.rustlog_broker", "--port", "9092"],
+        "steps": [
+            ["examples.rustlog_client", "create", "logs", "--partitions", "2"],
+            ["examples.rustlog_client", "produce", "logs", "0", "hello", "world"],
+            ["examples.rustlog_client", "produce", "logs", "1", "other"],
+            ["examples.rustlog_client", "consume", "logs", "0"],
+            ["examples.rustlog_client", "produce", "nope", "0", "x"],  # topic not found
+            ["examples.rustlog_client", "list"],
+            ["examples.rustlog_client", "ping"],
+        ],
+    },
+    "pravega": {
+        "port": 12345,
+        "server": ["examples.pravega_segment_store", "--port", "12345"],
+        "steps": [
+            ["examples.pravega_client", "write", "orders", "--count", "20"],
+            ["examples.pravega_client", "read", "orders", "--count", "20"],
+        ],
+    },
+    "durable": {
+        "port": 4437,
+        "compress": True,
+        "server": ["examples.durable_server", "--port", "4437", "--long-poll-timeout", "1"],
+        "steps": [["examples.durable_client", "http://127.0.0.1:4437"]],
+    },
+    "s2s": {
+        "port": 8080,
+        "server": ["examples.s2s_server", "--port", "8080", "--heartbeat", "1"],
+        "steps": [_s2s_sessions],
+    },
+}
+
+
+def _run_step(step: Step, port: int) -> dict[str, object]:
+    if callable(step):
+        return {"function": step.__name__, "stdout": step(port), "status": 0}
+    argv, stdin = (step, "") if isinstance(step, list) else step
+    done = subprocess.run(
+        [PY, "-m", *argv], input=stdin, capture_output=True, text=True, cwd=ROOT, timeout=60,
+        check=False,
+    )  # fmt: skip
+    return {"argv": argv, "stdin": stdin, "stdout": done.stdout, "status": done.returncode}
+
+
+def record(name: str, tcpdump: str) -> Path:
+    """Record one protocol's capture; return its path."""
+    spec = PROTOCOLS[name]
+    port = int(spec["port"])  # type: ignore[call-overload]
+    raw = HERE / f"{name}.pcap"
+    server = subprocess.Popen([PY, "-m", *spec["server"]], cwd=ROOT)  # type: ignore[list-item]
+    try:
+        _wait_for_port(port)
+        interface = str(spec.get("interface", "lo"))
+        dump = subprocess.Popen(
+            [tcpdump, "-i", interface, "--immediate-mode", "-B", "65536", "-U", "-s", "0",
+             "-n", "-w", str(raw), f"tcp port {port}"],
+            stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert dump.stderr is not None
+        dump.stderr.readline()  # "listening on lo, ..." once the capture runs
+        log = [_run_step(step, port) for step in spec["steps"]]  # type: ignore[attr-defined]
+        time.sleep(1.0)
+        dump.send_signal(signal.SIGINT)
+        dump.wait(timeout=10)
+        stats = dump.stderr.read()
+        if " 0 packets dropped by kernel" not in stats:
+            print(f"{name}: tcpdump says: {stats.strip()}", file=sys.stderr)
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    out = raw
+    if spec.get("compress"):
+        out = raw.with_suffix(".pcap.gz")
+        out.write_bytes(gzip.compress(raw.read_bytes(), mtime=0))
+        raw.unlink()
+    (HERE / f"{name}.json").write_text(json.dumps({"port": port, "steps": log}, indent=1) + "\n")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("protocols", nargs="*", metavar="PROTOCOL", help=", ".join(PROTOCOLS))
+    args = parser.parse_args(argv)
+    unknown = set(args.protocols) - set(PROTOCOLS)
+    if unknown:
+        parser.error(f"unknown protocols: {sorted(unknown)}")
+    tcpdump = shutil.which("tcpdump") or "/usr/sbin/tcpdump"
+    if not Path(tcpdump).exists():
+        parser.error("tcpdump not found: apt-get install tcpdump")
+    for name in args.protocols or PROTOCOLS:
+        path = record(name, tcpdump)
+        print(f"{path.name}: {path.stat().st_size} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
