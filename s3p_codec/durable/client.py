@@ -35,7 +35,7 @@ from s3p_codec.durable.events import (
 )
 from s3p_codec.durable.limits import Limits
 from s3p_codec.durable.requests import build_request
-from s3p_codec.durable.responses import ResponseHeaders, parse_error, parse_response
+from s3p_codec.durable.responses import parse_error, parse_response
 from s3p_codec.durable.state import ConnectionState
 
 __all__ = ["ClientConnection", "ClientEvent"]
@@ -184,19 +184,20 @@ class ClientConnection:
         self._head = head
         self._body = bytearray()
         request = self._request
-        headers = ResponseHeaders(list(head.headers))
-        content_type = (headers.get(H.CONTENT_TYPE) or "").split(";")[0].strip().lower()
+        # Raw bytes (never a decoding error half-way through a response).
+        raw: dict[bytes, bytes] = dict(head.headers)
+        content_type = raw.get(H.CONTENT_TYPE, b"").split(b";")[0].strip().lower()
         if (
             isinstance(request, Read)
             and request.live is LiveMode.SSE
             and head.status_code == 200
-            and content_type == "text/event-stream"
+            and content_type == b"text/event-stream"
         ):
             self._sse = sse.SSEParser(
                 max_line=self.limits.max_sse_line, max_event=self.limits.max_sse_event
             )
-            encoding = headers.get(H.STREAM_SSE_DATA_ENCODING)
-            self._sse_base64 = encoding is not None and encoding.strip().lower() == "base64"
+            encoding = raw.get(H.STREAM_SSE_DATA_ENCODING, b"")
+            self._sse_base64 = encoding.strip().lower() == b"base64"
             self._state = ConnectionState.STREAMING
             self._queue.append(SSEStart(base64=self._sse_base64))
             return

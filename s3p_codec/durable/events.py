@@ -57,6 +57,7 @@ class ErrorCode(enum.IntEnum):
     GONE = 410  # soft-deleted stream, or offset before the retained data
     PAYLOAD_TOO_LARGE = 413
     TOO_MANY_REQUESTS = 429
+    REQUEST_HEADER_FIELDS_TOO_LARGE = 431  # a request head over Limits.max_header_size
     INTERNAL_SERVER_ERROR = 500
     NOT_IMPLEMENTED = 501
 
@@ -304,6 +305,21 @@ class ErrorResponse:
             return ErrorCode(self.status)
         except ValueError:
             return None
+
+    @property
+    def stream_closed(self) -> bool:
+        """409 because the stream is closed: no further appends are permitted."""
+        return self.status == ErrorCode.CONFLICT and self.closed
+
+    @property
+    def stale_epoch(self) -> bool:
+        """403 zombie fencing: a newer producer epoch (``producer_epoch``) owns the id."""
+        return self.status == ErrorCode.FORBIDDEN and self.producer_epoch is not None
+
+    @property
+    def sequence_gap(self) -> bool:
+        """409 producer sequence gap: ``expected_seq`` was due, ``received_seq`` came."""
+        return self.status == ErrorCode.CONFLICT and self.expected_seq is not None
 
 
 Response = (

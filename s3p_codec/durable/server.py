@@ -20,8 +20,6 @@ from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
 from s3p_codec._core.types import NEED_DATA, NeedData, Role
 from s3p_codec.durable import sse
 from s3p_codec.durable.events import (
-    Append,
-    Create,
     ErrorCode,
     ErrorResponse,
     Request,
@@ -62,7 +60,6 @@ class ServerConnection:
         self._request: Request | None = None  # answered by the next send
         self._reply_owed = False  # a remote error's reply may still be sent
         self._sse_base64 = False
-        self._closed_after_reply = False
         self._eof = False
 
     @property
@@ -245,8 +242,3 @@ class ServerConnection:
             self._state = ConnectionState.IDLE
         else:
             self._state = ConnectionState.CLOSED
-
-
-def is_body_request(request: Request) -> bool:
-    """True for requests that carry a body (PUT, POST)."""
-    return isinstance(request, (Create, Append))

@@ -176,12 +176,15 @@ def test_idempotent_producer_outcomes(base_url: str) -> None:
         gap = await append(0, 5)
         assert isinstance(gap, durable.ErrorResponse)
         assert gap.code is durable.ErrorCode.CONFLICT
+        assert gap.sequence_gap
         assert (gap.expected_seq, gap.received_seq) == (2, 5)
         bumped = await append(1, 0, b"c")
         assert isinstance(bumped, durable.Appended)
         stale = await append(0, 2)
         assert isinstance(stale, durable.ErrorResponse)
         assert stale.code is durable.ErrorCode.FORBIDDEN
+        assert stale.stale_epoch
+        assert not stale.sequence_gap
         assert stale.producer_epoch == 1
         data, _ = await client.read_all(path)
         assert data == b"abc"
@@ -202,7 +205,7 @@ def test_closure_is_seen_by_every_read_mode(base_url: str) -> None:
         refused = await client.request(durable.Append(path, b"more", content_type="text/plain"))
         assert isinstance(refused, durable.ErrorResponse)
         assert refused.code is durable.ErrorCode.CONFLICT
-        assert refused.closed
+        assert refused.stream_closed
         assert refused.next_offset == tail
         eof = await client.request(durable.Read(path, offset=tail))
         assert isinstance(eof, durable.Chunk)
