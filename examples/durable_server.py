@@ -17,6 +17,10 @@ Decisions the spec leaves to servers:
   sub-offset counts messages (JSON) or bytes (other types) inside the entry after the anchor.
 - Catch-up responses are at most ``max_chunk`` bytes (1 MiB), and SSE connections are closed
   after ``sse_max_seconds`` (60 s) so that CDNs can collapse readers.
+- "Servers MUST serialize validation + append operations per (stream, producerId)": every
+  append is validated and applied in one synchronous step of the event loop (no ``await``
+  in between), so appends are serialized per stream.
+- Subscriptions (the reserved ``__ds`` APIs) are not implemented.
 """
 
 from __future__ import annotations

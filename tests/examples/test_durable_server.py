@@ -295,3 +295,18 @@ def test_forks_must_not_inherit_producer_or_stream_seq_state(app: App) -> None:
     fresh = append(app, "/f", b"b", producer=durable.Producer("p", 0, 0), seq="1")
     assert isinstance(fresh, durable.Appended)
     assert not fresh.duplicate
+
+
+def test_close_only_requests_must_not_be_rejected_for_their_content_type(app: App) -> None:
+    # "When the request body is empty, servers MUST NOT reject based on Content-Type"
+    create(app, content_type="application/json")
+    closed = append(app, "/s", b"", content_type="text/html", close=True)
+    assert isinstance(closed, durable.Appended)
+    assert closed.closed
+
+
+def test_append_and_close_to_a_closed_stream_must_be_409_with_stream_closed(app: App) -> None:
+    create(app, content_type="text/plain", closed=True)
+    refused = append(app, "/s", b"late", close=True)
+    assert isinstance(refused, durable.ErrorResponse)
+    assert refused.stream_closed
