@@ -9,7 +9,14 @@ from hypothesis import strategies as st
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role, s2s
 from s3p_codec._core import Connection as ConnectionProtocol
 from s3p_codec.s2s.compression import Compression
-from tests.s2s.strategies import acks_for, append_inputs, chunked, read_batches, terminals
+from tests.s2s.strategies import (
+    acks_for,
+    append_inputs,
+    chunked,
+    positions,
+    read_batches,
+    terminals,
+)
 
 APPEND, READ = s2s.Session.APPEND, s2s.Session.READ
 POS = s2s.StreamPosition
@@ -393,13 +400,16 @@ def test_append_session_round_trip_any_compression_any_chunking(
     assert got == acks
 
 
+HEARTBEATS = st.builds(s2s.Heartbeat, positions)
+
+
 @given(
-    batches=st.lists(read_batches, min_size=1, max_size=4),
+    batches=st.lists(read_batches | HEARTBEATS, min_size=1, max_size=4),
     compression=COMPRESSIONS,
     cuts=st.lists(st.integers(min_value=0), max_size=8),
 )
 def test_read_session_round_trip_any_compression_any_chunking(
-    batches: list[s2s.ReadBatch], compression: Compression, cuts: list[int]
+    batches: list[s2s.ReadBatch | s2s.Heartbeat], compression: Compression, cuts: list[int]
 ) -> None:
     server = s2s.Connection(Role.SERVER, READ, compression=compression)
     client = s2s.Connection(Role.CLIENT, READ)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -38,7 +39,7 @@ def _append_conversation(compression: Compression) -> tuple[bytes, bytes, list[o
     return c2s, s2c, [request, *inputs, s2s.SessionResponse(compression), *acks]
 
 
-def _events(outputs: list[object]) -> list[object]:
+def _events(outputs: Sequence[object]) -> list[object]:
     return [o.event for o in outputs if isinstance(o, Observed)]
 
 

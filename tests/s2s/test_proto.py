@@ -383,10 +383,9 @@ def test_user_built_bad_positions_are_refused() -> None:
         )
     with pytest.raises(LocalProtocolError):
         proto.validate_read_batch(s2s.ReadBatch((), (1, 2)))  # type: ignore[arg-type]
+    listed = s2s.SequencedRecord(0, 0, b"", [s2s.Header(b"", b"")])  # type: ignore[arg-type]
     with pytest.raises(LocalProtocolError):
-        proto.validate_read_batch(
-            s2s.ReadBatch((s2s.SequencedRecord(0, 0, b"", [s2s.Header(b"", b"")]),))
-        )  # type: ignore[arg-type]
+        proto.validate_read_batch(s2s.ReadBatch((listed,)))
 
 
 @given(value=U64)
