@@ -149,6 +149,11 @@ class FlowDecoder:
     def finish(self) -> list[Row]:
         """The capture has no more segments for this conversation: flush everything."""
         rows = self._items(self.conversation.finish())
+        if not self.decided and not any(isinstance(i, StreamData | StreamGap) for i in self._held):
+            # Nothing but handshakes or stray ACKs (say, the last ACK after both FINs): there is
+            # nothing to decode and no protocol to guess.
+            self.decided = True
+            self._held = []
         if not self.decided:
             for endpoint in self._done:
                 self._done[endpoint] = True
