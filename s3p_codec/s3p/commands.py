@@ -129,7 +129,7 @@ class CommandParser:
 
     # -- top-level elements -----------------------------------------------------------------
 
-    def _top_header(self, kind: int, arg: int | bytearray) -> Request | None:
+    def _top_header(self, kind: int, arg: int | bytes | bytearray) -> Request | None:
         index = self._index
         if index == _NAME:
             if kind != BULK:
@@ -212,7 +212,7 @@ class CommandParser:
             return self._next_top()
         return None
 
-    def _sub_header(self, kind: int, arg: int | bytearray) -> None:
+    def _sub_header(self, kind: int, arg: int | bytes | bytearray) -> None:
         if kind != BULK:
             what = "options" if self._index == _OPTIONS else "records"
             raise bad_format(f"the {what} array MUST hold Bulk Strings only")

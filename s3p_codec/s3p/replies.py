@@ -65,7 +65,7 @@ def _read_reply(records: tuple[tuple[Timestamp, bytes], ...]) -> ReadReply:
     return reply
 
 
-_OK = bytearray(b"OK")
+_OK = b"OK"
 _new_timestamp = tuple.__new__
 _READ_HEAD = re.compile(rb"\*([0-9]{1,9})\r\n").match
 _PAIR = re.compile(rb"\$([1-9][0-9]?)\r\n([0-9]{1,20})-([0-9]{1,20})\r\n\$([1-9][0-9]{0,9})\r\n")
@@ -96,7 +96,7 @@ def _uniform_findall(
 
 
 def _uniform_pairs(
-    data: bytearray, pos: int, pairs: int, prev: Timestamp, max_record: int
+    data: bytes | bytearray, pos: int, pairs: int, prev: Timestamp, max_record: int
 ) -> tuple[tuple[tuple[Timestamp, bytes], ...], int] | None:
     """All ``pairs`` timestamp/record pairs at ``pos`` if they are uniform, or None.
 
@@ -205,7 +205,7 @@ class ReplyParser:
                 return None
             kind, arg = header
             if kind == ERROR:
-                assert isinstance(arg, bytearray)
+                assert not isinstance(arg, int)
                 reply: Reply = parse_error_line(arg)
                 buf.compact()
                 return reply

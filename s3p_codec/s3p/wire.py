@@ -45,6 +45,9 @@ BULK = 0x24  # "$"
 SIMPLE = 0x2B  # "+"
 ERROR = 0x2D  # "-"
 _CR = 0x0D
+BIG_BULK = 1 << 16
+"""Payloads this large that arrive in pieces are collected aside and joined once."""
+_BIG_PIECE = 1 << 14
 
 
 class Malformed(Exception):
@@ -92,17 +95,26 @@ def parse_number(digits: bytes | bytearray, what: str) -> int:
 
 
 class WireBuffer:
-    """Received bytes, a read index and the absolute offset of the index."""
+    """Received bytes, a read index and the absolute offset of the index.
 
-    __slots__ = ("base", "data", "pos", "scan", "want")
+    ``data`` is either the last chunk received, adopted as is (``bytes``, no copy) when
+    everything before it was consumed, or a ``bytearray`` accumulating chunks when a frame
+    spans them. A large Bulk String payload spanning chunks is collected aside as views of the
+    chunks and joined once, so its bytes are copied once in all.
+    """
+
+    __slots__ = ("base", "big", "big_left", "data", "pos", "scan", "want")
 
     def __init__(self) -> None:
-        self.data = bytearray()
+        self.data: bytes | bytearray = b""
         self.pos = 0  # index in data of the first unconsumed byte
         self.base = 0  # absolute stream offset of data[0]
         self.scan = 0  # index in data before which no CRLF can start a line end
         # Parsing cannot progress until len(data) >= want: one-byte feeds cost O(1) each.
         self.want = 0
+        # The pieces of a large payload (views of immutable chunks, or coalesced small ones).
+        self.big: list[bytes | bytearray | memoryview] | None = None
+        self.big_left = 0  # payload bytes still to come into ``big``
 
     def __len__(self) -> int:
         return len(self.data) - self.pos
@@ -113,7 +125,56 @@ class WireBuffer:
         return self.base + self.pos
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> None:
-        self.data += chunk
+        if type(chunk) is not bytes:
+            chunk = bytes(chunk)  # we keep chunks (and views of them): they must not change
+        left = self.big_left
+        if not left:
+            self._append(chunk)
+            return
+        # Diverting into a large payload: big pieces are kept as views of the chunk, small ones
+        # are coalesced, so the final join is the only full copy.
+        size = len(chunk)
+        taken = min(size, left)
+        big = self.big
+        assert big is not None
+        if taken >= _BIG_PIECE:
+            big.append(memoryview(chunk)[:taken] if taken < size else chunk)
+        elif big and type(big[-1]) is bytearray:
+            big[-1] += chunk[:taken]
+        else:
+            big.append(bytearray(chunk[:taken]))
+        self.big_left = left - taken
+        if size > taken:
+            # The payload is complete; ``data`` is empty (it was consumed when the payload went
+            # aside), so the chunk becomes ``data``, its first ``taken`` bytes already consumed.
+            self.data = chunk
+            self.pos = self.scan = taken
+            self.want = 0
+        else:
+            self.base += taken  # those bytes never enter ``data``
+
+    def _append(self, chunk: bytes) -> None:
+        data = self.data
+        pos = self.pos
+        if pos >= len(data):
+            # Everything consumed: adopt the chunk itself.
+            self._shift(len(data))
+            self.data = chunk
+        elif type(data) is bytes:
+            # A frame spans chunks: from now on accumulate (the unconsumed tail only).
+            grown = bytearray(memoryview(data)[pos:])
+            grown += chunk
+            self._shift(pos)
+            self.data = grown
+        else:
+            data += chunk
+
+    def _shift(self, size: int) -> None:
+        """``size`` bytes leave the front of ``data``: keep indices pointing at the same bytes."""
+        self.base += size
+        self.pos -= size
+        self.scan = max(0, self.scan - size)
+        self.want = max(0, self.want - size)
 
     def compact(self) -> None:
         """Drop consumed bytes when that is cheap (all of them) or amortised (half or more)."""
@@ -121,14 +182,10 @@ class WireBuffer:
         data = self.data
         self.want = 0
         if pos >= len(data):
-            self.base += pos
-            self.scan = 0
-            self.pos = 0
-            data.clear()
-        elif pos >= 65536 and pos * 2 >= len(data):
-            self.base += pos
-            self.scan = max(0, self.scan - pos)
-            self.pos = 0
+            self._shift(pos)
+            self.data = b""
+        elif pos >= 65536 and pos * 2 >= len(data) and type(data) is bytearray:
+            self._shift(pos)
             del data[:pos]
 
     def discard(self, size: int) -> None:
@@ -136,7 +193,7 @@ class WireBuffer:
         self.pos = min(len(self.data), self.pos + size)
         self.compact()
 
-    def read_line(self, bound: int) -> bytearray | None:
+    def read_line(self, bound: int) -> bytes | bytearray | None:
         """One CRLF-terminated line without its CRLF, or None; Malformed past ``bound`` bytes."""
         data = self.data
         start = self.pos
@@ -155,7 +212,7 @@ class WireBuffer:
         self.scan = end + 2
         return data[start:end]
 
-    def read_header(self) -> tuple[int, int | bytearray] | None:
+    def read_header(self) -> tuple[int, int | bytes | bytearray] | None:
         """The next value's header: ``(type, number)`` for ``$``/``*``, ``(type, text)`` for
         ``+``/``-``; None if the line is incomplete."""
         data = self.data
@@ -184,8 +241,23 @@ class WireBuffer:
         """The payload of a Bulk String whose header was read, and its CRLF; None if short."""
         data = self.data
         start = self.pos
+        if self.big is not None:
+            return self._take_big()
         end = start + length
         if len(data) < end + 2:
+            have = len(data) - start
+            if length >= BIG_BULK and have < length:
+                # Collect the rest of this payload aside (see ``feed``).
+                if type(data) is bytes:
+                    self.big = [memoryview(data)[start:]]
+                else:
+                    with memoryview(data) as view:
+                        self.big = [bytes(view[start:])]
+                self.big_left = length - have
+                self.pos = len(data)
+                self.compact()
+                self.want = 2
+                return None
             self.want = end + 2
             return None
         if data[end] != 0x0D or data[end + 1] != 0x0A:
@@ -196,6 +268,20 @@ class WireBuffer:
         else:
             value = bytes(data[start:end])
         self.pos = self.scan = end + 2
+        return value
+
+    def _take_big(self) -> bytes | None:
+        data = self.data
+        pos = self.pos
+        if self.big_left or len(data) < pos + 2:
+            self.want = pos + 2
+            return None
+        if data[pos] != 0x0D or data[pos + 1] != 0x0A:
+            raise bad_format("Bulk String payload not followed by CRLF")
+        assert self.big is not None
+        value = b"".join(self.big)
+        self.big = None
+        self.pos = self.scan = pos + 2
         return value
 
 
@@ -296,7 +382,7 @@ class WireReader:
                         continue
                     value = ()
                 else:
-                    assert isinstance(arg, bytearray)
+                    assert not isinstance(arg, int)
                     value = SimpleString(arg) if kind == SIMPLE else ErrorString(arg)
             # A complete value: attach it to its parent, closing every array it completes.
             while stack:

@@ -11,6 +11,7 @@ from s3p_codec import NEED_DATA, RemoteProtocolError, Role, s3p
 from s3p_codec.s3p import ErrorCode, Read, ReadReply, Timestamp
 from s3p_codec.s3p.events import MAX_U64
 from s3p_codec.s3p.replies import encode_reply
+from s3p_codec.s3p.wire import BIG_BULK
 
 from .helpers import client_for
 
@@ -104,3 +105,54 @@ def test_one_byte_feeds_of_a_large_record_cost_constant_time_each() -> None:
         assert client.next_event() is NEED_DATA
     client.receive_data(b"x\r\n")
     assert client.next_event() == ReadReply(((Timestamp(1, 0), b"x" * 100_000),))
+
+
+@pytest.mark.parametrize("chunk", [1, 1000, 65536, 70000, 1 << 20])
+def test_large_records_spanning_chunks_are_assembled_exactly(chunk: int) -> None:
+    # Payloads of BIG_BULK bytes and more that arrive in pieces are collected aside and
+    # joined once; the bytes after them, and the offsets, must come out unchanged.
+    records = tuple(
+        (Timestamp(7, index), bytes([index]) * size + b"\r\n$1\r\n")
+        for index, size in enumerate((BIG_BULK - 1, BIG_BULK, 3 * BIG_BULK + 5, 10))
+    )
+    replies = [ReadReply(records), ReadReply(((Timestamp(8, 0), b"tail"),))]
+    data = b"".join(encode_reply(reply) for reply in replies)
+    client = client_for(Read(b"s"), Read(b"s"))
+    got: list[object] = []
+    for at in range(0, len(data), chunk):
+        client.receive_data(data[at : at + chunk])
+        got.extend(client.events())
+    assert got == replies
+
+
+def test_a_large_record_not_followed_by_crlf_is_refused() -> None:
+    client = client_for(Read(b"s"))
+    head = b"*2\r\n$3\r\n1-0\r\n$%d\r\n" % BIG_BULK
+    client.receive_data(head + b"x" * 100)
+    assert client.next_event() is NEED_DATA
+    client.receive_data(b"x" * (BIG_BULK - 100))
+    assert client.next_event() is NEED_DATA
+    client.receive_data(b"!!")
+    with pytest.raises(RemoteProtocolError) as caught:
+        client.next_event()
+    assert caught.value.code is ErrorCode.BAD_FORMAT
+
+
+def test_large_records_keep_observer_offsets_exact() -> None:
+    from s3p_codec import Direction
+    from s3p_codec._core import Observed
+
+    client = s3p.Connection(Role.CLIENT)
+    requests = [s3p.Append(b"s", (b"a" * (2 * BIG_BULK),)), s3p.Delete(b"s")]
+    wire = [client.send(request) for request in requests]
+    stream = b"".join(wire)
+    observer = s3p.Observer()
+    seen: list[object] = []
+    for at in range(0, len(stream), 50_000):
+        seen.extend(observer.observe(Direction.CLIENT_TO_SERVER, stream[at : at + 50_000]))
+    assert all(isinstance(item, Observed) for item in seen)
+    assert [item.event for item in seen] == requests  # type: ignore[attr-defined]
+    assert [(item.start, item.end) for item in seen] == [  # type: ignore[attr-defined]
+        (0, len(wire[0])),
+        (len(wire[0]), len(stream)),
+    ]
