@@ -40,8 +40,9 @@ __all__ = [
 ]
 
 PROTOCOLS = ("s3p", "rustlog", "s2s", "pravega", "durable")
-DEFAULT_PORTS: Mapping[int, str] = {7500: "s3p", 7600: "rustlog", 12345: "pravega", 4437: "durable"}
-"""Fallback ports: S3P 7500, RustLog 7600, Pravega's segment store 12345, Durable Streams 4437."""
+DEFAULT_PORTS: Mapping[int, str] = {7500: "s3p", 9092: "rustlog", 12345: "pravega", 4437: "durable"}
+"""Fallback ports (the example servers' defaults): S3P 7500, RustLog 9092, Pravega's segment
+store 12345, Durable Streams 4437. S2S has none: it shares HTTP ports, and sniffing finds it."""
 
 SNIFF_LIMIT = 64 * 1024
 """Bytes per direction held back while sniffing; past this the guess is final."""
@@ -111,7 +112,8 @@ def _sniff_rustlog(data: bytes, done: bool) -> Sniff:
     found = _RUSTLOG_TYPE.search(body)
     if found:
         # Both sides frame alike; only requests name a type without the "Response" suffix.
-        return Sniff.NO if found.group(1).endswith(b"Response") else Sniff.MATCH
+        response = found.group(1).endswith(b"Response") or found.group(1) in (b"Error", b"Pong")
+        return Sniff.NO if response else Sniff.MATCH
     return Sniff.MORE if len(body) < length and not done else Sniff.NO
 
 
