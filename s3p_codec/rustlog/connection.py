@@ -60,6 +60,8 @@ from s3p_codec.rustlog.json_backend import JsonBackend, backend
 from s3p_codec.rustlog.limits import LENGTH_FIELD_SIZE, Limits
 from s3p_codec.rustlog.wire import HEADER, check_length, decode_payload, encode_frame
 
+_unpack_header = HEADER.unpack
+
 __all__ = ["Connection", "State"]
 
 _RESPONSES = frozenset(RESPONSE_TYPES)
@@ -103,6 +105,7 @@ class Connection:
         # What may answer each unanswered request, oldest first (Error answers anything).
         self._awaiting: deque[type[Response]] = deque()
         self._frame_length: int | None = None  # header read, payload still arriving
+        self._max_frame = self._limits.max_frame_size
         self._eof = False
         self._error: RemoteProtocolError | None = None
         self._error_reply_allowed = False
@@ -230,27 +233,42 @@ class Connection:
                 f"the connection is in its ERROR state: {self._error.message}",
                 code=self._error.code,
             )
+        buffer = self._buffer
+        length = self._frame_length
         try:
-            payload = self._next_payload()
-            if payload is None:
-                if self._eof and self._state is not State.CLOSED:
-                    if self._buffer:
-                        error = RemoteProtocolError(
-                            f"the peer closed the connection mid-frame "
-                            f"({len(self._buffer)} bytes of a frame left)",
-                            code=ErrorCode.INVALID_REQUEST,
-                        )
-                        self._fail(error, reply=False)  # nobody is left to read a reply
-                        raise error
-                    self._state = State.CLOSED
-                return NEED_DATA
+            if length is None:
+                header = buffer.peek(LENGTH_FIELD_SIZE)
+                if header is None:
+                    return self._need_data()
+                (length,) = _unpack_header(header)
+                if length > self._max_frame or not length:
+                    check_length(length, self._limits)  # raises: judged on the header alone
+                self._frame_length = length
+            if len(buffer) < LENGTH_FIELD_SIZE + length:
+                return self._need_data()
+            buffer.skip(LENGTH_FIELD_SIZE)
+            payload = buffer.take(length)
+            self._frame_length = None
             if self._role is Role.SERVER:
-                return self._receive_request(payload)
-            return self._receive_response(payload)
+                return self._receive_request(payload)  # type: ignore[arg-type]
+            return self._receive_response(payload)  # type: ignore[arg-type]
         except RemoteProtocolError as exc:
-            if exc.fatal and self._state is not State.ERROR:
+            if exc.fatal and self._error is None:
                 self._fail(exc, reply=True)
             raise
+
+    def _need_data(self) -> NeedData:
+        if self._eof and self._state is not State.CLOSED:
+            if self._buffer:
+                error = RemoteProtocolError(
+                    f"the peer closed the connection mid-frame "
+                    f"({len(self._buffer)} bytes of a frame left)",
+                    code=ErrorCode.INVALID_REQUEST,
+                )
+                self._fail(error, reply=False)  # nobody is left to read a reply
+                raise error
+            self._state = State.CLOSED
+        return NEED_DATA
 
     def events(self) -> Iterator[Event]:
         """Every event that the buffered bytes complete, until ``NEED_DATA``."""
@@ -259,23 +277,6 @@ class Connection:
             if event is NEED_DATA:
                 return
             yield event
-
-    def _next_payload(self) -> bytes | None:
-        buffer = self._buffer
-        length = self._frame_length
-        if length is None:
-            header = buffer.peek(LENGTH_FIELD_SIZE)
-            if header is None:
-                return None
-            (length,) = HEADER.unpack(header)
-            check_length(length, self._limits)  # from the header alone
-            self._frame_length = length
-        if len(buffer) < LENGTH_FIELD_SIZE + length:
-            return None
-        buffer.skip(LENGTH_FIELD_SIZE)
-        payload = buffer.take(length)
-        self._frame_length = None
-        return payload
 
     def _receive_request(self, payload: bytes) -> Request:
         try:

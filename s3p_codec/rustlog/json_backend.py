@@ -13,8 +13,10 @@ parsers differ, the standard library's behaviour, restricted as below, is the re
   one message, and free-form values flag such a float as ambiguous (``exact_integers`` is False)
   so that the caller can decode that payload again with the standard library.
 - Nesting: the standard library's parser recurses, so its depth limit depends on the caller's
-  stack, while orjson stops at 1024. Both are held to ``MAX_JSON_DEPTH`` levels, measured after
-  parsing only when a cheap count of brackets says the payload could be that deep.
+  stack (``RecursionError`` here means malformed JSON), while orjson stops at 1024. The decoder
+  (``wire``) holds both to ``MAX_JSON_DEPTH`` levels, at almost no cost: the parts of a message
+  that its schema checks are shallow by construction, so only unknown fields, free-form values
+  and messages already rejected are walked (``too_deep``).
 
 Encoding is compact, keeps non-ASCII characters as UTF-8 and writes keys in insertion order, so
 both backends produce the same bytes for every event without floats. Floats (only possible in
@@ -26,7 +28,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from itertools import accumulate
 
 import attrs
 
@@ -66,15 +67,11 @@ def _reject_constant(name: str) -> object:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
-# Bytes that are not brackets, for a C-speed upper bound of the nesting depth.
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_DELTA = [0] * 256
-_DELTA[ord("[")] = _DELTA[ord("{")] = 1
-_DELTA[ord("]")] = _DELTA[ord("}")] = -1
+DEPTH_MESSAGE = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
 
 
-def _too_deep(value: object, limit: int) -> bool:
-    """True if ``value`` nests containers more than ``limit`` levels (the root is level 1)."""
+def too_deep(value: object, limit: int) -> bool:
+    """True if ``value`` nests containers more than ``limit`` levels (``value`` is level 1)."""
     stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
@@ -87,24 +84,6 @@ def _too_deep(value: object, limit: int) -> bool:
     return False
 
 
-def check_depth(payload: bytes, value: object) -> None:
-    """Reject a parsed payload nested deeper than ``MAX_JSON_DEPTH``.
-
-    The exact walk runs only if the brackets of the text (strings included, so an upper bound)
-    could reach that depth; ordinary payloads pay for two ``count`` calls.
-    """
-    if payload.count(b"[") + payload.count(b"{") <= MAX_JSON_DEPTH:
-        return
-    brackets = payload.translate(None, _NOT_BRACKETS)
-    if max(accumulate(map(_DELTA.__getitem__, brackets))) <= MAX_JSON_DEPTH:
-        return
-    if _too_deep(value, MAX_JSON_DEPTH):
-        raise JsonDecodeFailure(_DEPTH_MESSAGE)
-
-
-_DEPTH_MESSAGE = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-
-
 def _stdlib_loads(payload: bytes) -> object:
     try:
         text = payload.decode("utf-8")
@@ -115,10 +94,9 @@ def _stdlib_loads(payload: bytes) -> object:
     try:
         value = _DECODER.decode(text)
     except RecursionError:
-        raise JsonDecodeFailure(_DEPTH_MESSAGE) from None
+        raise JsonDecodeFailure(DEPTH_MESSAGE) from None
     except ValueError as exc:  # JSONDecodeError, NaN/Infinity, over-long integer literals
         raise JsonDecodeFailure(f"malformed JSON: {exc}") from None
-    check_depth(payload, value)
     return value
 
 
@@ -146,7 +124,6 @@ def _make_orjson() -> JsonBackend | None:
             # Let the reference decide: it either fails the same way or accepts what orjson
             # refuses (lone surrogate escapes, 1e400, huge integers), and then its value counts.
             return _stdlib_loads(payload)
-        check_depth(payload, value)
         return value
 
     def dumps(value: object) -> bytes:

@@ -74,6 +74,7 @@ from s3p_codec.rustlog.events import (
     Response,
     TopicInfo,
 )
+from s3p_codec.rustlog.json_backend import too_deep
 from s3p_codec.rustlog.limits import (
     MAX_JSON_DEPTH,
     MAX_PARTITION_COUNT,
@@ -84,11 +85,15 @@ from s3p_codec.rustlog.limits import (
 )
 
 __all__ = [
+    "KNOWN_FIELDS",
+    "OPTIONAL_FIELDS",
     "REQUEST_DECODERS",
     "RESPONSE_DECODERS",
     "AmbiguousNumber",
     "Context",
     "FieldError",
+    "TooDeep",
+    "check_extras",
     "encode",
 ]
 
@@ -108,6 +113,22 @@ class FieldError(Exception):
 
 class AmbiguousNumber(Exception):
     """A free-form float that may have been an integer beyond 64 bits (orjson); decode again."""
+
+
+class TooDeep(Exception):
+    """The payload nests deeper than ``MAX_JSON_DEPTH``: malformed, hence fatal."""
+
+
+def check_extras(obj: dict[str, Any], known: frozenset[str], level: int) -> None:
+    """Raise ``TooDeep`` if a field of ``obj`` (at nesting ``level``) not in ``known`` is too deep.
+
+    Known fields are checked by their decoders, whose shapes are shallow; unknown fields are
+    ignored, but must not nest beyond what both JSON backends can parse alike.
+    """
+    for key, value in obj.items():
+        container = type(value) is dict or type(value) is list
+        if container and key not in known and too_deep(value, MAX_JSON_DEPTH - level):
+            raise TooDeep
 
 
 @attrs.frozen(slots=True)
@@ -229,8 +250,8 @@ def _freeze(value: object, ctx: Context, where: str, depth: int) -> JsonValue:
         if not ctx.exact_integers and abs(value) >= 2.0**63:  # type: ignore[arg-type]
             raise AmbiguousNumber
         return value  # type: ignore[return-value]
-    if depth >= MAX_JSON_DEPTH:
-        raise FieldError(f"{where}: nested too deeply")  # unreachable after check_depth
+    if depth > MAX_JSON_DEPTH:
+        raise TooDeep
     if kind is list:
         return tuple([_freeze(item, ctx, where, depth + 1) for item in value])  # type: ignore[attr-defined]
     if kind is dict:
@@ -256,6 +277,44 @@ def _object(obj: dict[str, Any], key: str, ctx: Context, *, optional: bool) -> J
     return frozen
 
 
+# --- the fields each message knows (the others are ignored) --------------------------------
+
+_RECORD_FIELDS: Final = frozenset({"offset", "timestamp", "payload"})
+_TOPIC_FIELDS: Final = frozenset({"name", "partition_count"})
+_PARTITION_FIELDS: Final = frozenset(
+    {"partition", "high_watermark", "log_start_offset", "segment_count"}
+)
+KNOWN_FIELDS: Final[dict[str, frozenset[str]]] = {
+    name: frozenset({"type", *fields})
+    for name, fields in {
+        "Produce": ("topic", "partition", "records"),
+        "Fetch": ("group_id", "topic", "partition", "offset", "max_bytes"),
+        "OffsetCommit": ("group", "topic", "partition", "offset"),
+        "OffsetFetch": ("group", "topic", "partition"),
+        "CreateTopic": ("topic", "partition_count"),
+        "ListTopics": (),
+        "DescribeTopic": ("topic",),
+        "DescribePartition": ("topic", "partition"),
+        "MetricsFetch": (),
+        "Ping": (),
+        "ProduceResponse": ("base_offset", "record_count"),
+        "FetchResponse": ("records", "next_offset"),
+        "OffsetCommitResponse": ("success",),
+        "OffsetFetchResponse": ("offset",),
+        "CreateTopicResponse": ("success", "partitions_created"),
+        "ListTopicsResponse": ("topics",),
+        "DescribeTopicResponse": ("topic", "partitions"),
+        "DescribePartitionResponse": ("topic", *_PARTITION_FIELDS),
+        "MetricsFetchResponse": ("metrics",),
+        "Pong": (),
+        "Error": ("code", "message", "details"),
+    }.items()
+}
+"""Every field a message type defines, ``type`` included."""
+OPTIONAL_FIELDS: Final = frozenset({"Error", "OffsetFetchResponse"})
+"""Types with a field that may be absent: their field count says nothing about extras."""
+
+
 # --- requests -------------------------------------------------------------------------------
 
 
@@ -267,7 +326,7 @@ def _produce(obj: dict[str, Any], ctx: Context) -> Produce:
     if len(records) > limit:
         raise FieldError(f"Records array ≤ {limit} elements per batch: got {len(records)}")
     try:
-        decoded = tuple([_strict_b64(record) for record in records])
+        decoded = tuple([a2b_base64(record, strict_mode=True) for record in records])
     except (TypeError, ValueError):  # binascii.Error is a ValueError
         raise _explain_base64(records, "records") from None
     if ctx.check_record_size:
@@ -370,24 +429,31 @@ def _fetch_response(obj: dict[str, Any], ctx: Context) -> FetchResponse:
     out: list[Record] = []
     append = out.append
     new = tuple.__new__
+    row = Record
+    decode = a2b_base64
+    integer = int
+    u64 = U64_MAX
     previous = -1
+    odd: list[dict[str, Any]] = []  # records with fields beyond the three known ones
     try:
         for entry in records:
+            if len(entry) != 3:
+                odd.append(entry)
             offset = entry["offset"]
             timestamp = entry["timestamp"]
             if (
-                type(offset) is not int
-                or type(timestamp) is not int
-                or offset <= previous
-                or offset > U64_MAX
-                or timestamp < 0
-                or timestamp > U64_MAX
+                offset.__class__ is not integer
+                or timestamp.__class__ is not integer
+                or not previous < offset <= u64
+                or not 0 <= timestamp <= u64
             ):
                 raise LookupError
             previous = offset
-            append(new(Record, (offset, timestamp, _strict_b64(entry["payload"]))))
+            append(new(row, (offset, timestamp, decode(entry["payload"], strict_mode=True))))
     except (LookupError, TypeError, ValueError):
         raise _explain_records(records) from None
+    for entry in odd:
+        check_extras(entry, _RECORD_FIELDS, 3)
     if out and next_offset != previous + 1:
         raise FieldError(
             f"`next_offset` = last record offset + 1: expected {previous + 1}, got {next_offset}"
@@ -443,6 +509,8 @@ def _list_topics_response(obj: dict[str, Any], _ctx: Context) -> ListTopicsRespo
     topics = []
     for index, entry in enumerate(_array(obj, "topics")):
         topic = _element(entry, "topics", index)
+        if len(topic) != 2:
+            check_extras(topic, _TOPIC_FIELDS, 3)
         try:
             info = TopicInfo(_topic(topic, "name"), _u32(topic, "partition_count"))
         except FieldError as exc:
@@ -464,10 +532,11 @@ def _describe_topic_response(obj: dict[str, Any], _ctx: Context) -> DescribeTopi
     topic = _topic(obj)
     partitions = []
     for index, entry in enumerate(_array(obj, "partitions")):
+        element = _element(entry, "partitions", index)
+        if len(element) != 4:
+            check_extras(element, _PARTITION_FIELDS, 3)
         try:
-            partitions.append(
-                PartitionInfo(*_partition_fields(_element(entry, "partitions", index)))
-            )
+            partitions.append(PartitionInfo(*_partition_fields(element)))
         except FieldError as exc:
             raise FieldError(f"partitions[{index}]: {exc.message}") from None
     return DescribeTopicResponse(topic, tuple(partitions))

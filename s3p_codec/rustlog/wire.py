@@ -7,9 +7,10 @@ object ("Object root: Top-level must be JSON object") and a missing or non-strin
 ("Type field: Must contain "type""). Recoverable, answered by an Error response on a connection
 that stays open: "Unknown request type" and "Invalid request fields".
 
-Every fatal error here carries code 400 (InvalidRequest), except an over-long frame, which
-carries 413 (its payload is too large). Lengths are judged on the 4-byte header alone, before
-any of the payload is buffered.
+A payload nested deeper than ``MAX_JSON_DEPTH`` (64) levels counts as malformed JSON (see
+``json_backend``). Every fatal error here carries code 400 (InvalidRequest), except an
+over-long frame, which carries 413 (its payload is too large). Lengths are judged on the 4-byte
+header alone, before any of the payload is buffered.
 
 The spec's own example frame is mislabelled: its payload
 ``{"type":"Produce","topic":"logs","partition":0,"records":["SGVsbG8gV29ybGQ="]}`` is 78 bytes
@@ -25,8 +26,14 @@ from typing import Any, Final, TypeVar
 from s3p_codec._core import LocalProtocolError, RemoteProtocolError
 from s3p_codec.rustlog import schema
 from s3p_codec.rustlog.events import ErrorCode, Event
-from s3p_codec.rustlog.json_backend import STDLIB, JsonBackend, JsonDecodeFailure
-from s3p_codec.rustlog.limits import LENGTH_FIELD_SIZE, Limits
+from s3p_codec.rustlog.json_backend import (
+    DEPTH_MESSAGE,
+    STDLIB,
+    JsonBackend,
+    JsonDecodeFailure,
+    too_deep,
+)
+from s3p_codec.rustlog.limits import LENGTH_FIELD_SIZE, MAX_JSON_DEPTH, Limits
 
 __all__ = ["HEADER", "check_length", "decode_payload", "encode_frame"]
 
@@ -75,20 +82,34 @@ def decode_payload(
             'Type field: Must contain "type" with a string value', code=ErrorCode.INVALID_REQUEST
         )
     decoder = decoders.get(name)
-    if decoder is None:
-        raise RemoteProtocolError(
-            f"Unknown {kind} type {name!r}", code=ErrorCode.INVALID_REQUEST, fatal=False
-        )
     try:
-        return decoder(obj, context)
-    except schema.FieldError as exc:
-        raise RemoteProtocolError(
-            f"Invalid {name} {kind}: {exc.message}", code=exc.code, fatal=False
-        ) from None
+        if decoder is None:
+            _reject_deep(obj)
+            raise RemoteProtocolError(
+                f"Unknown {kind} type {name!r}", code=ErrorCode.INVALID_REQUEST, fatal=False
+            )
+        try:
+            event = decoder(obj, context)
+        except schema.FieldError as exc:
+            _reject_deep(obj)  # a message nested too deep is malformed before it is invalid
+            raise RemoteProtocolError(
+                f"Invalid {name} {kind}: {exc.message}", code=exc.code, fatal=False
+            ) from None
+        known = schema.KNOWN_FIELDS[name]
+        if len(obj) != len(known) or name in schema.OPTIONAL_FIELDS:
+            schema.check_extras(obj, known, 1)
+    except schema.TooDeep:
+        raise RemoteProtocolError(DEPTH_MESSAGE, code=ErrorCode.INVALID_REQUEST) from None
     except schema.AmbiguousNumber:
         # orjson read an integer beyond 64 bits as a float: let the exact parser decide.
         exact = schema.Context(context.limits, exact_integers=True)
         return decode_payload(payload, decoders, exact, STDLIB, kind)
+    return event
+
+
+def _reject_deep(obj: dict[str, Any]) -> None:
+    if too_deep(obj, MAX_JSON_DEPTH):
+        raise schema.TooDeep
 
 
 def encode_frame(event: object, json: JsonBackend, limits: Limits) -> bytes:

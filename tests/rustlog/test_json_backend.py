@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -9,18 +11,20 @@ from hypothesis import strategies as st
 from s3p_codec import NEED_DATA, RemoteProtocolError, Role, rustlog
 from s3p_codec.rustlog import json_backend
 from s3p_codec.rustlog.limits import MAX_JSON_DEPTH
-from tests.rustlog.helpers import frame
+from tests.rustlog.helpers import BACKENDS, frame
 from tests.rustlog.strategies import REQUEST_FOR, requests, responses
 
 needs_orjson = pytest.mark.skipif(rustlog.ORJSON is None, reason="orjson not installed")
 
 
-def outcome(role: Role, data: bytes, backend: str) -> list[object]:
+def outcome_of(
+    role: Role, data: bytes, backend: str, request: rustlog.Request | None = None
+) -> list[object]:
     """Everything a connection makes of ``data``: events and (code, fatal, message) of errors."""
     conn = rustlog.Connection(role, json=backend, pipelining=True)
     if role is Role.CLIENT:
         for _ in range(4):
-            conn.send(rustlog.MetricsFetch())
+            conn.send(request or rustlog.MetricsFetch())
     conn.receive_data(data)
     out: list[object] = []
     for _ in range(8):
@@ -35,6 +39,9 @@ def outcome(role: Role, data: bytes, backend: str) -> list[object]:
             break
         out.append(event)
     return out
+
+
+outcome = outcome_of
 
 
 def nested(depth: int) -> bytes:
@@ -179,3 +186,53 @@ def test_stdlib_decoder_reads_utf8_only() -> None:
     (result,) = outcome(Role.SERVER, frame(utf16), "json")
     assert isinstance(result, tuple)
     assert result[1] is True
+
+
+def deep(levels: int) -> str:
+    """A JSON array value nesting ``levels`` containers (itself included)."""
+    return "[" * levels + "]" * levels
+
+
+# (payload template with {v}, the nesting level of the value's own container, role)
+PLACES = [
+    ('{{"type":"Ping","x":{v}}}', 2, Role.SERVER),
+    ('{{"type":"Compact","x":{v}}}', 2, Role.SERVER),
+    ('{{"type":"Fetch","partition":{v}}}', 2, Role.SERVER),
+    ('{{"type":"Produce","topic":"t","partition":0,"records":["",{v}]}}', 3, Role.SERVER),
+    ('{{"type":"FetchResponse","records":[{{"offset":1,"timestamp":2,"payload":"","x":{v}}}],'
+     '"next_offset":2}}', 4, Role.CLIENT),
+    ('{{"type":"ListTopicsResponse","topics":[{{"name":"a","partition_count":1,"x":{v}}}]}}',
+     4, Role.CLIENT),
+    ('{{"type":"DescribeTopicResponse","topic":"a","partitions":[{{"partition":0,'
+     '"high_watermark":1,"log_start_offset":0,"segment_count":1,"x":{v}}}]}}', 4, Role.CLIENT),
+    ('{{"type":"MetricsFetchResponse","metrics":{{"x":{v}}}}}', 3, Role.CLIENT),
+    ('{{"type":"Error","code":1,"message":"m","details":{{"x":{v}}}}}', 3, Role.CLIENT),
+    ('{{"type":"Error","code":1,"message":"m","x":{v}}}', 2, Role.CLIENT),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("template", "level", "role"), PLACES, ids=lambda v: str(v)[:30])
+def test_nesting_bound_holds_wherever_the_depth_hides(
+    template: str, level: int, role: Role
+) -> None:
+    at_bound = template.format(v=deep(MAX_JSON_DEPTH - level + 1)).encode()
+    over = template.format(v=deep(MAX_JSON_DEPTH - level + 2)).encode()
+    name = json.loads(at_bound)["type"]
+    response_type = getattr(rustlog, name, None)
+    request = response_type if response_type in REQUEST_FOR else None
+    sent = REQUEST_FOR.get(response_type) if request is not None else None
+
+    def outcome(role: Role, data: bytes, backend: str) -> list[object]:
+        return outcome_of(role, data, backend, sent)
+
+    for backend in BACKENDS:
+        (within,) = outcome(role, frame(at_bound), backend)
+        # At the bound the message is decoded (or rejected as an invalid field, recoverably).
+        assert not (isinstance(within, tuple) and within[1]), within
+        (beyond,) = outcome(role, frame(over), backend)
+        assert isinstance(beyond, tuple)
+        assert beyond[1] is True
+        assert "nested deeper" in beyond[2]
+    if rustlog.ORJSON is not None:
+        for payload in (at_bound, over, template.format(v=deep(1000)).encode()):
+            assert outcome(role, frame(payload), "json") == outcome(role, frame(payload), "orjson")
