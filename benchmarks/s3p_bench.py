@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 
 import hiredis
+from redis._parsers.encoders import Encoder
 from redis._parsers.resp2 import _RESP2Parser
 from redis._parsers.socket import SocketBuffer
 
@@ -79,11 +80,6 @@ class _MemorySocket:
         pass
 
 
-class _NoDecoding:
-    def decode(self, value: object, force: bool = False) -> object:
-        return value
-
-
 def redis_py(
     pieces: list[bytes], replies: int, limits: s3p.Limits, count: int
 ) -> Callable[[], int]:
@@ -91,7 +87,7 @@ def redis_py(
     sock = _MemorySocket(pieces)
     parser._sock = sock
     parser._buffer = SocketBuffer(sock, CHUNK, None)  # type: ignore[arg-type]
-    parser.encoder = _NoDecoding()
+    parser.encoder = Encoder("utf-8", "strict", decode_responses=False)  # bytes, as we return
 
     def run() -> int:
         for _ in range(replies):

@@ -19,9 +19,10 @@ falls back to the element-by-element path, which gives the precise error.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from itertools import repeat
 from operator import lt
+from typing import cast
 
 from s3p_codec._core import LocalProtocolError
 from s3p_codec.s3p.events import (
@@ -67,8 +68,11 @@ def _read_reply(records: tuple[tuple[Timestamp, bytes], ...]) -> ReadReply:
 
 _OK = b"OK"
 _new_timestamp = tuple.__new__
-_READ_HEAD = re.compile(rb"\*([0-9]{1,9})\r\n").match
-_PAIR = re.compile(rb"\$([1-9][0-9]?)\r\n([0-9]{1,20})-([0-9]{1,20})\r\n\$([1-9][0-9]{0,9})\r\n")
+_PAIR_PATTERN = rb"\$([1-9][0-9]?)\r\n([0-9]{1,20})-([0-9]{1,20})\r\n\$([1-9][0-9]{0,9})\r\n"
+_PAIR = re.compile(_PAIR_PATTERN)
+_READ_FIRST = re.compile(rb"\*([1-9][0-9]{0,8})\r\n" + _PAIR_PATTERN).match
+_SMALL_INTS = {b"%d" % number: number for number in range(1000)}
+"""Sequence numbers are usually small: a dict lookup is cheaper than ``int()``."""
 _UNIFORM_MAX_RECORD = 512  # above this, slicing beats matching the payload with the regex
 _uniform_cache: dict[tuple[int, int, int], Callable[..., list[tuple[bytes, ...]]]] = {}
 _CODES = {code.value.encode(): code for code in ErrorCode}
@@ -95,11 +99,18 @@ def _uniform_findall(
     return found
 
 
-def _uniform_pairs(
-    data: bytes | bytearray, pos: int, pairs: int, prev: Timestamp, max_record: int
+def _uniform_pairs(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
+    data: bytes | bytearray,
+    pos: int,
+    first: tuple[bytes, ...],
+    first_end: int,
+    pairs: int,
+    prev: Timestamp,
+    max_record: int,
 ) -> tuple[tuple[tuple[Timestamp, bytes], ...], int] | None:
     """All ``pairs`` timestamp/record pairs at ``pos`` if they are uniform, or None.
 
+    ``first`` holds the groups of ``_PAIR`` matched at ``pos`` (ending at ``first_end``).
     Uniform: every pair has the first pair's record length and the same number of digits in
     ``<ms>`` and ``<seq>`` (at most 19, so no part can exceed 64 bits). The pattern built for
     those lengths has a fixed match length, so ``pairs`` matches inside exactly ``pairs`` times
@@ -107,10 +118,7 @@ def _uniform_pairs(
     are then built by C-level loops. None means "not this way" (not uniform, not all buffered,
     or invalid): the caller takes the pair-by-pair path, which finds any culprit and names it.
     """
-    found = _PAIR.match(data, pos)
-    if found is None:
-        return None
-    ts_len, ms_first, seq_first, rec_text = found.groups()
+    ts_len, ms_first, seq_first, rec_text = first
     ms_digits = len(ms_first)
     seq_digits = len(seq_first)
     rec_len = int(rec_text)
@@ -122,23 +130,28 @@ def _uniform_pairs(
         or rec_len > max_record
     ):
         return None
-    end = pos + (found.end() - pos + rec_len + 2) * pairs
+    end = pos + (first_end - pos + rec_len + 2) * pairs
     if len(data) < end:
         return None
     matches = _uniform_findall(ms_digits, seq_digits, rec_len)(data, pos, end)
     if len(matches) != pairs:
         return None
-    ms_texts, seq_texts, payloads = zip(*matches, strict=True)
-    if ms_texts.count(ms_first) == pairs:  # one millisecond: convert it once
-        ms_values: Iterable[int] = repeat(int(ms_first), pairs)
+    ms_texts, seq_texts, payloads = zip(*matches, strict=False)
+    small = list(map(_SMALL_INTS.get, seq_texts))
+    seqs = list(map(int, seq_texts)) if None in small else cast("list[int]", small)
+    if ms_texts.count(ms_first) == pairs:
+        # One millisecond for all (the common case): convert it once, order by seq alone.
+        ms = int(ms_first)
+        if not (all(map(lt, seqs, seqs[1:])) and (ms, seqs[0]) > prev):
+            return None
+        stamps = list(map(_new_timestamp, repeat(Timestamp), zip(repeat(ms), seqs, strict=False)))
     else:
-        ms_values = map(int, ms_texts)
-    stamps = list(
-        map(_new_timestamp, repeat(Timestamp), zip(ms_values, map(int, seq_texts), strict=False))
-    )
-    if stamps[0] > prev and all(map(lt, stamps, stamps[1:])):
-        return tuple(zip(stamps, payloads, strict=True)), end
-    return None
+        stamps = list(
+            map(_new_timestamp, repeat(Timestamp), zip(map(int, ms_texts), seqs, strict=False))
+        )
+        if not (stamps[0] > prev and all(map(lt, stamps, stamps[1:]))):
+            return None
+    return tuple(zip(stamps, payloads, strict=False)), end
 
 
 def parse_error_line(text: bytes | bytearray) -> ErrorReply:
@@ -180,26 +193,29 @@ class ReplyParser:
             self.start = buf.base + pos
             if type(request) is Read:
                 # Fast path: a whole READ reply of same-sized pairs, already buffered.
-                head = _READ_HEAD(data, pos)
+                head = _READ_FIRST(data, pos)
                 if head is not None:
-                    count = int(head.group(1))
-                    pairs = count // 2
-                    if (
-                        pairs
-                        and not count % 2
-                        and pairs <= (request.count or self.limits.max_count)
-                    ):
+                    count, *first = head.groups()
+                    pairs = int(count) // 2
+                    limit = request.count or self.limits.max_count
+                    if pairs * 2 == int(count) and pairs <= limit:
                         found = _uniform_pairs(
                             data,
+                            head.end(1) + 2,
+                            first,  # type: ignore[arg-type]
                             head.end(),
                             pairs,
                             request.min_timestamp or _ZERO,
                             self.limits.max_record_size,
                         )
                         if found is not None:
-                            buf.pos = buf.scan = found[1]
-                            buf.compact()
-                            return _read_reply(found[0])
+                            end = found[1]
+                            buf.pos = buf.scan = end
+                            if end >= len(data):
+                                buf.compact()
+                            fast = _new_object(ReadReply)
+                            _set(fast, "records", found[0])
+                            return fast
             header = buf.read_header()
             if header is None:
                 return None
@@ -254,7 +270,18 @@ class ReplyParser:
         max_record = self.limits.max_record_size
         pairs_left = self._count // 2 - len(records)
         if self._stamp is None and self._bulk < 0 and pairs_left > 1:
-            uniform = _uniform_pairs(data, buf.pos, pairs_left, self._prev, max_record)
+            uniform = None
+            first = _PAIR.match(data, buf.pos)
+            if first is not None:
+                uniform = _uniform_pairs(
+                    data,
+                    buf.pos,
+                    first.groups(),
+                    first.end(),
+                    pairs_left,
+                    self._prev,
+                    max_record,
+                )
             if uniform is not None:
                 pairs, buf.pos = uniform
                 buf.scan = buf.pos
