@@ -10,8 +10,8 @@ For each case, the same wire bytes (``--frames`` frames back to back) are decode
 - bare: ``struct.unpack_from(">I")`` + ``loads`` + ``base64.b64decode`` of every record: the
   least any Python decoder of these frames does, and no checking at all.
 
-Cases: Produce requests (10 records of 100 bytes), Fetch requests, and FetchResponses of 100
-records of 100 bytes (the client side, with the Fetch requests sent beforehand, not timed).
+Cases: Produce requests (10 and 100 records of 100 bytes), Fetch requests, and FetchResponses
+of 100 records of 100 bytes (the client side, with the Fetch requests sent beforehand, not timed).
 Best of ``--repeat`` interleaved runs; the table gives microseconds per frame and the ratio
 ours / bare (target: <= 1.5x).
 """
@@ -26,6 +26,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -34,15 +35,15 @@ from s3p_codec import Role, rustlog
 try:
     import orjson
 except ImportError:  # pragma: no cover - optional extra
-    orjson = None
+    orjson = None  # type: ignore[assignment]
 
 _HEADER = struct.Struct(">I")
 FETCH = rustlog.Fetch("analytics-consumer", "user-events", 0, 100, 1048576)
 
 
-def produce_case(frames: int) -> tuple[bytes, list[rustlog.Request]]:
+def produce_case(frames: int, count: int = 10) -> tuple[bytes, list[rustlog.Request]]:
     client = rustlog.Connection(Role.CLIENT, pipelining=True)
-    records = tuple(bytes([n % 256]) * 100 for n in range(10))
+    records = tuple(bytes([n % 256]) * 100 for n in range(count))
     events = [rustlog.Produce("user-events", n % 8, records) for n in range(frames)]
     return b"".join(client.send(e) for e in events), []
 
@@ -67,7 +68,13 @@ def fetch_response_case(frames: int) -> tuple[bytes, list[rustlog.Request]]:
     return b"".join(wire), [FETCH] * frames
 
 
-def ours(wire: bytes, sent: list[rustlog.Request], backend: str) -> Callable[[], int]:
+Prepare = Callable[[], rustlog.Connection]
+
+
+def ours(
+    wire: bytes, sent: list[rustlog.Request], backend: str
+) -> tuple[Prepare, Callable[[rustlog.Connection], int]]:
+    """(make a connection with the requests in flight, decode ``wire`` on it)."""
     role = Role.CLIENT if sent else Role.SERVER
 
     def prepare() -> rustlog.Connection:
@@ -80,10 +87,10 @@ def ours(wire: bytes, sent: list[rustlog.Request], backend: str) -> Callable[[],
         conn.receive_data(wire)
         return sum(1 for _ in conn.events())
 
-    return prepare, run  # type: ignore[return-value]
+    return prepare, run
 
 
-def bare(wire: bytes, loads: Callable[[bytes], object]) -> Callable[[], int]:
+def bare(wire: bytes, loads: Callable[[bytes], Any]) -> Callable[[], int]:
     b64decode = base64.b64decode
     unpack_from = _HEADER.unpack_from
 
@@ -95,8 +102,7 @@ def bare(wire: bytes, loads: Callable[[bytes], object]) -> Callable[[], int]:
             (length,) = unpack_from(wire, at)
             obj = loads(wire[at + 4 : at + 4 + length])
             at += 4 + length
-            records = obj["records"] if "records" in obj else ()  # type: ignore[operator,index]
-            for record in records:
+            for record in obj.get("records", ()):
                 b64decode(record["payload"] if type(record) is dict else record)
             count += 1
         return count
@@ -104,8 +110,23 @@ def bare(wire: bytes, loads: Callable[[bytes], object]) -> Callable[[], int]:
     return run
 
 
-def best(measure: Callable[[], float], repeat: int) -> float:
-    return min(measure() for _ in range(repeat))
+def measure(
+    prepare: Prepare,
+    run: Callable[[rustlog.Connection], int],
+    floor: Callable[[], int],
+    repeat: int,
+) -> tuple[float, float]:
+    """Best times (ours, bare) in seconds, runs interleaved so both see the same load."""
+    ours_s = bare_s = float("inf")
+    for _ in range(repeat):
+        conn = prepare()
+        began = time.perf_counter()
+        run(conn)
+        ours_s = min(ours_s, time.perf_counter() - began)
+        began = time.perf_counter()
+        floor()
+        bare_s = min(bare_s, time.perf_counter() - began)
+    return ours_s, bare_s
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,11 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args(argv)
-    backends: list[tuple[str, Callable[[bytes], object]]] = [("json", json.loads)]
+    backends: list[tuple[str, Callable[[bytes], Any]]] = [("json", json.loads)]
     if orjson is not None:
         backends.append(("orjson", orjson.loads))
     cases = {
         "Produce (10 x 100 B)": produce_case,
+        "Produce (100 x 100 B)": lambda frames: produce_case(frames, 100),
         "Fetch": fetch_case,
         "FetchResponse (100 x 100 B)": fetch_response_case,
     }
@@ -126,25 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, build in cases.items():
         wire, sent = build(args.frames)
         for backend, loads in backends:
-            prepare, run = ours(wire, sent, backend)  # type: ignore[misc]
+            prepare, run = ours(wire, sent, backend)
             floor = bare(wire, loads)
             assert run(prepare()) == floor() == args.frames
-
-            def time_ours() -> float:
-                conn = prepare()
-                began = time.perf_counter()
-                run(conn)
-                return time.perf_counter() - began
-
-            def time_bare() -> float:
-                began = time.perf_counter()
-                floor()  # noqa: B023 - called within this iteration
-                return time.perf_counter() - began
-
-            ours_s = bare_s = float("inf")
-            for _ in range(args.repeat):  # interleaved, so both see the same machine load
-                ours_s = min(ours_s, time_ours())
-                bare_s = min(bare_s, time_bare())
+            ours_s, bare_s = measure(prepare, run, floor, args.repeat)
             ratio = ours_s / bare_s
             worst = max(worst, ratio)
             per_ours = ours_s / args.frames * 1e6

@@ -53,7 +53,6 @@ from s3p_codec.rustlog.events import (
     Error,
     ErrorCode,
     Event,
-    Request,
     Response,
 )
 from s3p_codec.rustlog.json_backend import JsonBackend, backend
@@ -244,14 +243,26 @@ class Connection:
                 if length > self._max_frame or not length:
                     check_length(length, self._limits)  # raises: judged on the header alone
                 self._frame_length = length
-            if len(buffer) < LENGTH_FIELD_SIZE + length:
+            frame = buffer.take(LENGTH_FIELD_SIZE + length)
+            if frame is None:
                 return self._need_data()
-            buffer.skip(LENGTH_FIELD_SIZE)
-            payload = buffer.take(length)
             self._frame_length = None
-            if self._role is Role.SERVER:
-                return self._receive_request(payload)  # type: ignore[arg-type]
-            return self._receive_response(payload)  # type: ignore[arg-type]
+            payload = frame[LENGTH_FIELD_SIZE:]
+            if self._role is not Role.SERVER:
+                return self._receive_response(payload)
+            try:
+                event = decode_payload(
+                    payload, schema.REQUEST_DECODERS, self._context, self._json, "request"
+                )
+            except RemoteProtocolError as exc:
+                if not exc.fatal:
+                    # "Unknown request type (return Error response)", "Invalid request fields
+                    # (return Error response)": the reply answers the bad request.
+                    exc.reply = _error_reply(exc)
+                    self._request_received(Error)
+                raise
+            self._request_received(RESPONSE_TO[type(event)])
+            return event
         except RemoteProtocolError as exc:
             if exc.fatal and self._error is None:
                 self._fail(exc, reply=True)
@@ -277,21 +288,6 @@ class Connection:
             if event is NEED_DATA:
                 return
             yield event
-
-    def _receive_request(self, payload: bytes) -> Request:
-        try:
-            event = decode_payload(
-                payload, schema.REQUEST_DECODERS, self._context, self._json, "request"
-            )
-        except RemoteProtocolError as exc:
-            if not exc.fatal:
-                # "Unknown request type (return Error response)", "Invalid request fields
-                # (return Error response)": the reply answers the bad request.
-                exc.reply = _error_reply(exc)
-                self._request_received(Error)
-            raise
-        self._request_received(RESPONSE_TO[type(event)])
-        return event
 
     def _request_received(self, expected: type[Response]) -> None:
         self._awaiting.append(expected)

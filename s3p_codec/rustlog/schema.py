@@ -319,9 +319,19 @@ OPTIONAL_FIELDS: Final = frozenset({"Error", "OffsetFetchResponse"})
 
 
 def _produce(obj: dict[str, Any], ctx: Context) -> Produce:
-    topic = _topic(obj)
-    partition = _u32(obj, "partition")
-    records = _array(obj, "records")
+    topic = obj.get("topic")
+    partition = obj.get("partition")
+    records = obj.get("records")
+    if not (
+        type(topic) is str
+        and _topic_match(topic)
+        and type(partition) is int
+        and 0 <= partition <= U32_MAX
+        and type(records) is list
+    ):  # the helpers name the culprit
+        topic = _topic(obj)
+        partition = _u32(obj, "partition")
+        records = _array(obj, "records")
     limit = ctx.limits.max_records_per_produce
     if len(records) > limit:
         raise FieldError(f"Records array ≤ {limit} elements per batch: got {len(records)}")
