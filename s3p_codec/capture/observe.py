@@ -57,6 +57,7 @@ __all__ = [
     "decode_flow",
     "decode_segments",
     "describe_event",
+    "short_repr",
 ]
 
 ObserverFactory = Callable[[], Observer[Any]]
@@ -372,7 +373,7 @@ class FlowDecoder:
             event=out.event,
             latency_ms=latency,
             wire_bytes=out.end - out.start,
-            detail=_short(repr(out.event)),
+            detail=short_repr(out.event),
             **fields,
         )
 
@@ -539,6 +540,25 @@ def describe_event(event: object) -> dict[str, Any]:
             found["error_code"] = _text(getattr(event, name))
             break
     return found
+
+
+def short_repr(value: object, limit: int = 200, depth: int = 0) -> str:
+    """A repr that stays short however big the event: long bytes and tuples are cut, with their
+    size said. Cheaper than ``repr`` of a whole record batch, which rows never need."""
+    if isinstance(value, bytes):
+        if len(value) <= 32:
+            return repr(value)
+        return f"{value[:24]!r}...({len(value)} bytes)"
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):  # named tuples keep their repr
+        parts = [short_repr(v, limit, depth + 1) for v in value[:3]]
+        if len(value) > 3:
+            parts.append(f"...(+{len(value) - 3})")
+        return "(" + ", ".join(parts) + ("," if len(value) == 1 else "") + ")"
+    names = _field_names(value)
+    if names and depth < 3:
+        inner = ", ".join(f"{n}={short_repr(getattr(value, n), limit, depth + 1)}" for n in names)
+        return _short(f"{type(value).__name__}({inner})", limit)
+    return _short(repr(value), limit)
 
 
 def _short(text: str, limit: int = 200) -> str:

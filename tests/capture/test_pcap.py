@@ -7,6 +7,8 @@ from pathlib import Path
 
 import dpkt
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from s3p_codec.capture import CaptureFileError, capture_order, read_segments, segments_from_bytes
 from s3p_codec.capture.pcap import (
@@ -18,6 +20,9 @@ from s3p_codec.capture.pcap import (
     LINKTYPE_RAW,
     TCP_ACK,
     TCP_SYN,
+    Packet,
+    _decode_with_dpkt,
+    decode_packet,
 )
 from tests.capture.synth import Flow, link_frame, write_capture
 
@@ -112,3 +117,23 @@ def test_rotated_files_sort_numerically() -> None:
     assert capture_order(names) == ["cap.pcap", "cap.pcap1", "cap.pcap2", "cap.pcap10"]
     stamped = ["t-2024-01-02_10.pcap", "t-2024-01-02_9.pcap"]
     assert capture_order(stamped) == ["t-2024-01-02_9.pcap", "t-2024-01-02_10.pcap"]
+
+
+@given(
+    linktype=st.sampled_from(LINKTYPES),
+    payload=st.binary(max_size=64),
+    flags=st.integers(0, 255),
+    cut=st.integers(0, 200),
+    flips=st.lists(st.tuples(st.integers(0, 80), st.integers(0, 255)), max_size=4),
+)
+def test_the_fast_path_and_dpkt_agree_on_every_packet(
+    linktype: int, payload: bytes, flags: int, cut: int, flips: list[tuple[int, int]]
+) -> None:
+    f = Flow(linktype=linktype)
+    ts, frame = f.segment(True, payload, flags)
+    raw = bytearray(frame[: len(frame) - cut] if cut < len(frame) else frame)
+    for at, value in flips:  # corrupt header bytes: lengths, versions, offsets, types
+        if at < len(raw):
+            raw[at] = value
+    packet = Packet(1, ts, linktype, bytes(raw))
+    assert decode_packet(packet) == _decode_with_dpkt(packet)

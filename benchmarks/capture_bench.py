@@ -1,0 +1,228 @@
+"""Capture decoding throughput, end to end (file to rows), next to tshark on the same file.
+
+::
+
+    .venv/bin/python benchmarks/capture_bench.py                 # ~64 MB capture
+    .venv/bin/python benchmarks/capture_bench.py --mb 256 --flows 400
+
+Generates a pcap of many TCP conversations (S3P, RustLog and Pravega, real codec bytes, MSS-sized
+segments, with handshakes and FINs), then in one run:
+
+- decodes it with ``s3p_codec.capture.decode_files`` in a child process, counting rows, and
+  reports MB/s and that process's peak RSS;
+- runs ``tshark -r FILE -q -z follow,tcp,raw,N`` for every TCP stream (one tshark process, all
+  streams), the reassembly a reader would otherwise use, and reports its MB/s;
+- prints the ratio (ours / tshark; above 1 means faster than tshark).
+
+Memory is meant to follow the largest open flow, not the file: the peak RSS is printed for two
+file sizes so the difference can be seen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from s3p_codec import Role, pravega, s3p  # noqa: E402
+
+_PCAP_HEADER = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
+_ETH = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00"
+MSS = 1448
+
+
+class _Writer:
+    def __init__(self, out) -> None:  # type: ignore[no-untyped-def]
+        self.out = out
+        self.ts = 1_700_000_000.0
+        self.bytes = 0
+
+    def packet(self, src: tuple[bytes, int], dst: tuple[bytes, int], numbers: tuple[int, int],
+               flags: int, data: bytes = b"") -> None:  # fmt: skip
+        seq, ack = numbers
+        tcp = struct.pack("!HHIIBBHHH", src[1], dst[1], seq & 0xFFFFFFFF, ack & 0xFFFFFFFF,
+                          5 << 4, flags, 65535, 0, 0)  # fmt: skip
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + len(data), 0, 0x4000, 64, 6,
+                         0, src[0], dst[0])  # fmt: skip
+        frame = _ETH + ip + tcp + data
+        self.ts += 0.00001
+        sec = int(self.ts)
+        usec = int((self.ts - sec) * 1e6)
+        self.out.write(struct.pack("<IIII", sec, usec, len(frame), len(frame)) + frame)
+        self.bytes += 16 + len(frame)
+
+
+def _s3p_exchanges(n: int, rng: random.Random) -> list[tuple[bytes, bytes]]:
+    client, server = s3p.Connection(Role.CLIENT), s3p.Connection(Role.SERVER)
+    out = []
+    for i in range(n):
+        records = tuple(rng.randbytes(rng.randint(100, 4000)) for _ in range(rng.randint(1, 8)))
+        wire = client.send(s3p.Append(b"bench-stream", records))
+        server.receive_data(wire)
+        list(server.events())
+        reply = server.send(s3p.AppendReply(s3p.Timestamp(1_700_000_000_000 + i, 0)))
+        client.receive_data(reply)
+        list(client.events())
+        out.append((wire, reply))
+    return out
+
+
+def _rustlog_exchanges(n: int, rng: random.Random) -> list[tuple[bytes, bytes]]:
+    import base64
+
+    out = []
+    for i in range(n):
+        records = [base64.b64encode(rng.randbytes(rng.randint(100, 3000))).decode()
+                   for _ in range(rng.randint(1, 8))]  # fmt: skip
+        req = json.dumps({"type": "Produce", "topic": "bench", "partition": 0, "records": records})
+        rep = json.dumps(
+            {"type": "ProduceResponse", "base_offset": i * 8, "record_count": len(records)}
+        )
+        out.append((struct.pack(">I", len(req)) + req.encode(),
+                    struct.pack(">I", len(rep)) + rep.encode()))  # fmt: skip
+    return out
+
+
+def _pravega_exchanges(n: int, rng: random.Random) -> list[tuple[bytes, bytes]]:
+    client, server = pravega.Connection(Role.CLIENT), pravega.Connection(Role.SERVER)
+    out = [(client.send(pravega.Hello()), server.send(pravega.Hello()))]
+    for i in range(1, n):
+        req = client.send(pravega.ReadSegment("scope/stream/0", i * 4096, 4096, "", i))
+        data = rng.randbytes(rng.randint(500, 8000))
+        rep = server.send(pravega.SegmentRead("scope/stream/0", i * 4096, False, False, data, i))
+        out.append((req, rep))
+    return out
+
+
+GENERATORS = {7500: _s3p_exchanges, 9092: _rustlog_exchanges, 12345: _pravega_exchanges}
+
+
+def generate(path: Path, target_mb: int, flows: int, seed: int = 1) -> int:
+    """Write a capture of about ``target_mb`` MB; return its size in bytes."""
+    rng = random.Random(seed)
+    target = target_mb * 1_000_000
+    templates = {port: gen(10, rng) for port, gen in GENERATORS.items()}
+    with open(path, "wb") as f:
+        f.write(_PCAP_HEADER)
+        w = _Writer(f)
+        conn = 0
+        while w.bytes < target:
+            # A batch of ``flows`` conversations open at once, their packets interleaved.
+            states = []
+            for _ in range(flows):
+                conn += 1
+                port = list(GENERATORS)[conn % len(GENERATORS)]
+                client = (bytes([10, 1, (conn >> 8) & 255, conn & 255]), 20000 + conn % 40000)
+                server = (bytes([10, 2, 0, 1]), port)
+                states.append([client, server, rng.randrange(1 << 32), rng.randrange(1 << 32),
+                               list(templates[port]), True])  # fmt: skip
+            for client, server, cseq, sseq, _, _ in states:
+                w.packet(client, server, (cseq, 0), 0x02)
+                w.packet(server, client, (sseq, cseq + 1), 0x12)
+                w.packet(client, server, (cseq + 1, sseq + 1), 0x10)
+            for s in states:
+                s[2] += 1
+                s[3] += 1
+            live = states[:]
+            while live:
+                for s in live[:]:
+                    client, server, cseq, sseq, todo, _ = s
+                    if not todo:
+                        w.packet(client, server, (cseq, sseq), 0x11)
+                        w.packet(server, client, (sseq, cseq + 1), 0x11)
+                        w.packet(client, server, (cseq + 1, sseq + 1), 0x10)
+                        live.remove(s)
+                        continue
+                    request, reply = todo.pop(0)
+                    for i in range(0, len(request), MSS):
+                        w.packet(client, server, (cseq + i, sseq), 0x18, request[i : i + MSS])
+                    cseq += len(request)
+                    for i in range(0, len(reply), MSS):
+                        w.packet(server, client, (sseq + i, cseq), 0x18, reply[i : i + MSS])
+                    sseq += len(reply)
+                    s[2], s[3] = cseq, sseq
+    return path.stat().st_size
+
+
+_CHILD = """
+import resource, sys, time
+from s3p_codec.capture import decode_files
+start = time.perf_counter()
+rows = errors = 0
+for row in decode_files([sys.argv[1]]):
+    rows += 1
+    errors += row.kind != "event"
+elapsed = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(rows, errors, elapsed, peak)
+"""
+
+
+def ours(path: Path) -> tuple[int, int, float, int]:
+    """(rows, non-event rows, seconds, peak RSS in KiB) of decoding in a fresh process."""
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True,
+                         text=True, check=True, cwd=ROOT).stdout.split()  # fmt: skip
+    return int(out[0]), int(out[1]), float(out[2]), int(out[3])
+
+
+def tshark(path: Path) -> tuple[float, int] | None:
+    """(seconds, streams) for tshark following every TCP stream raw, or None without tshark."""
+    exe = shutil.which("tshark")
+    if exe is None:
+        return None
+    listing = subprocess.run([exe, "-r", str(path), "-T", "fields", "-e", "tcp.stream",
+                              "-Y", "tcp.flags.syn == 1 && tcp.flags.ack == 0"],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    streams = sorted({int(s) for s in listing.split()})
+    args = [a for n in streams for a in ("-z", f"follow,tcp,raw,{n}")]
+    start = time.perf_counter()
+    subprocess.run([exe, "-r", str(path), "-q", *args], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True)  # fmt: skip
+    return time.perf_counter() - start, len(streams)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mb", type=int, default=64, help="size of the large capture (MB)")
+    parser.add_argument("--flows", type=int, default=200, help="conversations open at once")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        small = Path(tmp) / "small.pcap"
+        large = Path(tmp) / "large.pcap"
+        small_size = generate(small, max(1, args.mb // 8), args.flows)
+        size = generate(large, args.mb, args.flows)
+        rows, errors, seconds, peak = ours(large)
+        _, _, _, small_peak = ours(small)
+        ours_mbs = size / seconds / 1e6
+        print(f"capture: {size / 1e6:.1f} MB, {args.flows} flows open at a time")
+        print(f"s3p-codec : {seconds:7.2f} s  {ours_mbs:7.1f} MB/s  {rows} rows "
+              f"({errors} not events)")  # fmt: skip
+        print(f"peak RSS  : {peak / 1024:.0f} MiB for {size / 1e6:.0f} MB, "
+              f"{small_peak / 1024:.0f} MiB for {small_size / 1e6:.0f} MB")  # fmt: skip
+        result = tshark(large)
+        if result is None:
+            print("tshark    : not installed (apt-get install tshark)")
+            return 0
+        t_seconds, streams = result
+        t_mbs = size / t_seconds / 1e6
+        print(f"tshark    : {t_seconds:7.2f} s  {t_mbs:7.1f} MB/s  (-z follow,tcp,raw x {streams})")
+        print(f"ratio     : {ours_mbs / t_mbs:.2f}x tshark's throughput")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    sys.exit(main())
