@@ -17,6 +17,9 @@ from __future__ import annotations
 __all__ = ["BufferOverflow", "ReceiveBuffer"]
 
 _COMPACT_MIN = 64 * 1024
+# Above this size a slice is copied once through a memoryview instead of twice (bytearray slice,
+# then bytes); below it the plain slice is cheaper than setting up the view.
+_ONE_COPY_MIN = 4096
 
 
 class BufferOverflow(Exception):
@@ -66,7 +69,7 @@ class ReceiveBuffer:
         end = self._start + size
         if end > len(self._data):
             return None
-        return bytes(self._data[self._start : end])
+        return self._copy(self._start, end)
 
     def peek_byte(self, index: int = 0) -> int:
         """The unconsumed byte at ``index`` (-1 if not buffered yet)."""
@@ -79,13 +82,13 @@ class ReceiveBuffer:
         end = start + size
         if end > len(self._data):
             return None
-        chunk = bytes(self._data[start:end])
+        chunk = self._copy(start, end)
         self._advance(end)
         return chunk
 
     def take_all(self) -> bytes:
         """Consume and return everything buffered."""
-        chunk = bytes(self._data[self._start :])
+        chunk = self._copy(self._start, len(self._data))
         self._advance(len(self._data))
         return chunk
 
@@ -123,9 +126,16 @@ class ReceiveBuffer:
             return None
         if end - start > max_length:
             raise BufferOverflow(max_length)
-        line = bytes(data[start:end])
+        line = self._copy(start, end)
         self._advance(end + len(terminator))
         return line
+
+    def _copy(self, start: int, end: int) -> bytes:
+        if end - start < _ONE_COPY_MIN:
+            return bytes(self._data[start:end])
+        # The views are released before returning, so the bytearray stays resizable.
+        with memoryview(self._data) as whole, whole[start:end] as part:
+            return part.tobytes()
 
     def _advance(self, new_start: int) -> None:
         self._start = new_start
