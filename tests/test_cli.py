@@ -101,3 +101,10 @@ def test_python_dash_m_runs_the_cli(capture: Path) -> None:
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     assert done.stdout.splitlines()[1].startswith("s3p")
+
+
+def test_progress_bar_on_request(capture: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stats", str(capture), "--progress"]) == 0
+    assert "decoding" in capsys.readouterr().err
+    assert main(["stats", str(capture), "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""

@@ -654,7 +654,7 @@ def decode_files(
     Files are read in ``capture_order`` (``cap2`` before ``cap10``) and flows carry on from one
     file to the next. A file that is not a capture, or that breaks off, gives a
     ``capture_error`` row and decoding goes on with the next file. ``progress`` shows a tqdm bar
-    on stderr (None: only when stderr is a terminal and the run takes more than half a second).
+    on stderr (None: only when stderr is a terminal, once the run took half a second).
     """
     ordered = capture_order(paths)
     sizes = {p: _size(p) for p in ordered}
@@ -664,7 +664,7 @@ def decode_files(
         total=sum(sizes.values()),
         unit="B",
         unit_scale=True,
-        delay=0.5,
+        delay=0.5 if progress is None else 0.0,
         disable=disable,
         desc="decoding",
         leave=False,
