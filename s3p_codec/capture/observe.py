@@ -139,6 +139,7 @@ class FlowDecoder:
         self._requests: dict[int, float] = {}
         self._abandoned: set[Direction] = set()
         self._begun: set[Direction] = set()
+        self._reported: set[Direction] = set()
         self._undecoded: dict[Direction, list[Any]] = {}
 
     # -- input -------------------------------------------------------------------------------
@@ -247,8 +248,8 @@ class FlowDecoder:
                 self._maps[direction].add(item.offset + len(item.data), item.segment)
             elif isinstance(item, StreamGap):
                 self._maps[direction].add(item.offset + item.size, item.segment)
+            self._count_undecoded(direction, item)
             if observer is None:
-                self._count_undecoded(direction, item)
                 continue
             if direction in self._abandoned:
                 continue
@@ -292,8 +293,17 @@ class FlowDecoder:
             entry[2] += size
 
     def _undecoded_rows(self) -> list[Row]:
+        """A row per direction whose bytes gave no row at all: an unrecognised protocol, or
+        traffic the protocol's Observer passed over in silence (say, a REST call beside S2S
+        sessions), so that no byte of a capture goes unaccounted for."""
         rows = []
         for direction, (first, last, size) in self._undecoded.items():
+            if direction in self._reported or not size:
+                continue
+            if self._observer is None:
+                detail = f"{size} bytes of an unrecognised protocol"
+            else:
+                detail = f"{size} bytes the {self.protocol} decoder reported nothing for"
             rows.append(
                 self._row(
                     direction,
@@ -303,17 +313,17 @@ class FlowDecoder:
                     pair_id=None,
                     event=None,
                     wire_bytes=size,
-                    detail=f"{size} bytes of an unrecognised protocol",
+                    detail=detail,
                 )
             )
         self._undecoded = {}
         return rows
 
-    # -- rows --------------------------------------------------------------------------------
-
     def _rows(self, outputs: Sequence[object]) -> list[Row]:
         rows = []
         for out in outputs:
+            if isinstance(out, Observed | ObservedError | ObservedGap):
+                self._reported.add(out.direction)
             if isinstance(out, Observed):
                 rows.append(self._event_row(out))
             elif isinstance(out, ObservedError):

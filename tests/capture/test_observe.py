@@ -273,3 +273,16 @@ def test_an_http_protocol_seen_mid_stream_decodes_from_the_next_whole_message() 
     rows = rows_of(frames + f.close())
     assert {r.protocol for r in rows} == {"durable"}
     assert "Create" not in events(rows)
+
+
+class _Silent(_Exploding):
+    def observe(self, direction: Direction, data: bytes) -> Sequence[Any]:
+        return []
+
+
+def test_bytes_an_observer_passes_over_in_silence_are_still_accounted_for() -> None:
+    rows = rows_of(conversation(Flow(CLIENT, SERVER)), observers=lambda protocol: _Silent())
+    sizes = sum(len(req) + len(rep) for req, rep in s3p_exchanges())
+    assert [(r.kind, r.protocol) for r in rows] == [("undecoded", "s3p")] * 2
+    assert sum(r.wire_bytes for r in rows) == sizes
+    assert "the s3p decoder reported nothing" in rows[0].detail
