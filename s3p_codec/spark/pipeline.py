@@ -10,8 +10,9 @@
 1. ``format("s3p_codec_segments")`` reads every capture file in its own task (rotated sets in
    parallel) and emits its TCP segments with their flow key;
 2. Spark shuffles the segments by flow key, so one connection's segments meet in one task,
-   whichever files they came from;
-3. each flow goes through ``capture.decode_flow``, the single-process decoder's own code.
+   whichever files they came from, and sorts them by (flow key, file index, packet number);
+3. each flow goes through ``capture.decode_flow``, the single-process decoder's own code, one
+   flow at a time (``flows.decode_sorted``, one Python call per partition).
 
 The result has the columns of ``capture.COLUMNS`` and equals ``capture.decode_files`` on the same
 files (row order aside). ``summarize`` computes ``capture.summarize``'s per-protocol table in
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -31,7 +32,7 @@ from pyspark.sql import functions as F
 
 from s3p_codec.capture import format_summary
 from s3p_codec.spark.datasource import SEGMENTS_FORMAT
-from s3p_codec.spark.flows import decode_group, spark_ddl
+from s3p_codec.spark.flows import decode_sorted, spark_ddl
 from s3p_codec.spark.segments import FLOW_COLUMNS
 
 if TYPE_CHECKING:
@@ -52,14 +53,18 @@ def decode(
     segments = read_segments(spark, paths)
     ports = dict(decode_as or {})
 
-    # A plain annotated function: Spark picks the Arrow table form from its type hints.
-    def decode_one_flow(table: pa.Table) -> pa.Table:
-        return decode_group(table, ports)
+    def decode_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return decode_sorted(batches, ports)
 
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
     with warnings.catch_warnings():
         # pyspark warns that pandas 3 is "not yet fully supported"; no pandas is involved here.
         warnings.filterwarnings("ignore", message=".*not yet fully support pandas.*")
-        return segments.groupBy(*FLOW_COLUMNS).applyInArrow(decode_one_flow, spark_ddl())
+        return (
+            segments.repartition(partitions, *FLOW_COLUMNS)
+            .sortWithinPartitions(*FLOW_COLUMNS, "file_index", "number")
+            .mapInArrow(decode_partition, spark_ddl())
+        )
 
 
 _PERCENTILES = (("latency_p50_ms", 50), ("latency_p90_ms", 90), ("latency_p99_ms", 99))

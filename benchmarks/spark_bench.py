@@ -1,0 +1,255 @@
+"""Decode one large rotated capture set single-process and on Spark local[1] and local[2].
+
+::
+
+    .venv/bin/python benchmarks/spark_bench.py                 # 1 GiB (the issue's size)
+    .venv/bin/python benchmarks/spark_bench.py --size-mb 256   # quicker
+    .venv/bin/python benchmarks/spark_bench.py --datasource    # also format("s3p_codec")
+
+The capture set is generated from the recorded sample captures (``examples/captures``): every
+TCP conversation of every protocol found there is a template, replayed many times with fresh
+client addresses, ``--concurrent`` conversations at a time with their packets interleaved, and
+written as rotated files of ``--file-mb`` MiB (what ``tcpdump -C`` produces), so conversations
+span files. The same job then runs three (or four) ways, each computing the per-protocol summary
+of ``s3p-codec stats`` from every decoded row:
+
+- ``capture.decode_files`` in this process (the single-process decoder);
+- ``spark.decode`` (read per file, shuffle by flow key, ``decode_flow`` per flow) on local[1]
+  and on local[2];
+- optionally ``format("s3p_codec")`` (flow buckets, no shuffle) on local[2].
+
+The summaries must be equal. Printed: MB/s of capture file, speedups, and the peak resident
+memory of this process (single-process run) and of the Spark Python workers, next to the size of
+the largest conversation and of the input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import resource
+import shutil
+import struct
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from s3p_codec import capture  # noqa: E402
+
+MiB = 1 << 20
+_ETH = b"\x00\x00\x00\x00\x00\x02" + b"\x00\x00\x00\x00\x00\x01" + b"\x08\x00"
+SERVER_IP = bytes([172, 16, 0, 1])
+
+
+class Template:
+    """One recorded conversation: (from client?, seq, ack, flags, payload) per TCP segment."""
+
+    def __init__(self, name: str, packets: list[tuple[bool, int, int, int, bytes]]) -> None:
+        self.name = name
+        self.packets = packets
+        self.bytes = sum(len(p[4]) for p in packets)
+        self.client_port = 0
+        self.server_port = 0
+
+
+def load_templates(patterns: list[str]) -> list[Template]:
+    """Every conversation of the sample captures, with its client side worked out."""
+    templates = []
+    for path in capture.capture_order(p for pat in patterns for p in glob.glob(pat)):
+        flows: dict[Any, list[capture.Segment]] = {}
+        try:
+            for segment in capture.read_segments(path):
+                flows.setdefault(capture.flow_key(segment), []).append(segment)
+        except capture.CaptureFileError:
+            continue
+        for key, segments in flows.items():
+            syn = next((s for s in segments if s.flags & 0x12 == 0x02), None)
+            if syn is not None:
+                client = (syn.src, syn.sport)
+            else:  # no handshake recorded: the higher (ephemeral) port is the client
+                client = max((key[0], key[1]), (key[2], key[3]), key=lambda e: e[1])
+            packets = [
+                ((s.src, s.sport) == client, s.seq, s.ack, s.flags, s.payload) for s in segments
+            ]
+            t = Template(f"{Path(path).name}:{key[1]}-{key[3]}", packets)
+            t.client_port = client[1]
+            t.server_port = key[3] if (key[0], key[1]) == client else key[1]
+            if t.bytes:
+                templates.append(t)
+    return templates
+
+
+def _frame(src: bytes, sport: int, dst: bytes, dport: int, seq: int, ack: int, flags: int,
+           payload: bytes) -> bytes:  # fmt: skip
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 40 + len(payload), 0, 0x4000, 64, 6, 0, src, dst)
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, seq, ack, 5 << 4, flags, 65535, 0, 0)
+    return _ETH + ip + tcp + payload
+
+
+def _replay(template: Template, replica: int) -> Iterator[bytes]:
+    client_ip = bytes([10, (replica >> 16) & 255, (replica >> 8) & 255, replica & 255])
+    cport, sport = template.client_port, template.server_port
+    for from_client, seq, ack, flags, payload in template.packets:
+        if from_client:
+            yield _frame(client_ip, cport, SERVER_IP, sport, seq, ack, flags, payload)
+        else:
+            yield _frame(SERVER_IP, sport, client_ip, cport, seq, ack, flags, payload)
+
+
+def generate(folder: Path, templates: list[Template], size: int, file_size: int,
+             concurrent: int) -> tuple[list[str], int]:  # fmt: skip
+    """Write the rotated set; return the file names and the largest conversation's bytes."""
+    header = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
+    files: list[str] = []
+    out = None
+    written = file_size
+    total = 0
+    ts = 1_700_000_000.0
+    replica = 0
+    active: list[Iterator[bytes]] = []
+    largest = max(t.bytes for t in templates)
+    while total < size or active:
+        while total < size and len(active) < concurrent:
+            template = templates[replica % len(templates)]
+            active.append(_replay(template, replica))
+            replica += 1
+        for flow in list(active):
+            frame = next(flow, None)
+            if frame is None:
+                active.remove(flow)
+                continue
+            if written >= file_size:
+                if out is not None:
+                    out.close()
+                name = folder / ("cap.pcap" if not files else f"cap.pcap{len(files)}")
+                files.append(str(name))
+                out = name.open("wb")
+                out.write(header)
+                written = len(header)
+            ts += 0.00001
+            sec = int(ts)
+            record = struct.pack("<IIII", sec, int((ts - sec) * 1e6), len(frame), len(frame))
+            assert out is not None
+            out.write(record)
+            out.write(frame)
+            written += 16 + len(frame)
+            total += 16 + len(frame)
+    if out is not None:
+        out.close()
+    return files, largest
+
+
+def _maxrss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _worker_peak_mb(spark: Any) -> float:
+    """The largest peak RSS among the Spark Python workers (reused across tasks)."""
+
+    def probe(_: Any) -> Iterator[tuple[int, float]]:
+        import os as _os
+        import resource as _resource
+
+        yield _os.getpid(), _resource.getrusage(_resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    sc = spark.sparkContext
+    peaks = sc.parallelize(range(64), 64).mapPartitions(probe).collect()
+    return max(peak for _, peak in peaks)
+
+
+def _run_spark(master: str, files: list[str], datasource: bool = False) -> tuple[float, Any, float]:
+    from s3p_codec.spark import decode, spark_session, summarize
+
+    spark = spark_session(master, "spark-bench")
+    try:
+        # Warm up: start the Python workers once, as a long-running cluster would have.
+        spark.sparkContext.parallelize(range(8), 8).count()
+        start = time.perf_counter()
+        if datasource:
+            events = spark.read.format("s3p_codec").option("paths", json.dumps(files)).load()
+        else:
+            events = decode(spark, files)
+        table = summarize(events)
+        elapsed = time.perf_counter() - start
+        peak = _worker_peak_mb(spark)
+    finally:
+        spark.stop()
+    return elapsed, table, peak
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size-mb", type=int, default=1024, help="capture set size (MiB)")
+    parser.add_argument("--file-mb", type=int, default=64, help="size of each rotated file")
+    parser.add_argument("--concurrent", type=int, default=256, help="conversations at a time")
+    parser.add_argument("--templates", nargs="*", default=[str(ROOT / "examples/captures/*")])
+    parser.add_argument("--datasource", action="store_true", help='also time format("s3p_codec")')
+    parser.add_argument("--keep", metavar="DIR", help="write the captures here and keep them")
+    args = parser.parse_args()
+
+    templates = load_templates(args.templates)
+    if not templates:
+        parser.error("no conversation found in the template captures")
+    folder = Path(args.keep or tempfile.mkdtemp(prefix="spark-bench-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        start = time.perf_counter()
+        files, largest = generate(
+            folder, templates, args.size_mb * MiB, args.file_mb * MiB, args.concurrent
+        )
+        size = sum(os.path.getsize(f) for f in files)
+        print(
+            f"generated {size / MiB:.0f} MiB in {len(files)} rotated files from "
+            f"{len(templates)} recorded conversations in {time.perf_counter() - start:.0f} s; "
+            f"largest conversation {largest / 1024:.0f} KiB",
+            file=sys.stderr,
+        )
+
+        start = time.perf_counter()
+        expected = capture.summarize(capture.decode_files(files))
+        single = time.perf_counter() - start
+        single_rss = _maxrss_mb()
+        results = [("single process", single, single_rss)]
+        runs = [("spark local[1]", "local[1]", False), ("spark local[2]", "local[2]", False)]
+        if args.datasource:
+            runs.append(('format("s3p_codec") local[2]', "local[2]", True))
+        for label, master, datasource in runs:
+            elapsed, table, peak = _run_spark(master, files, datasource)
+            if table != expected:
+                print(f"{label}: summary differs from the single-process one", file=sys.stderr)
+                print(json.dumps([table, expected], indent=1, default=str), file=sys.stderr)
+                return 1
+            results.append((label, elapsed, peak))
+    finally:
+        if not args.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    print()
+    for line in capture.format_summary(expected):
+        print(line)
+    print()
+    print(f"input: {size / MiB:.0f} MiB in {len(files)} files; "
+          f"largest conversation {largest / MiB:.2f} MiB")  # fmt: skip
+    print(f"{'run':<30} {'seconds':>8} {'MB/s':>7} {'vs single':>9} {'vs local[1]':>11} "
+          f"{'peak RSS MiB':>13}")  # fmt: skip
+    base = results[1][1] if len(results) > 1 else results[0][1]
+    for label, elapsed, rss in results:
+        print(
+            f"{label:<30} {elapsed:8.1f} {size / 1e6 / elapsed:7.2f} {single / elapsed:8.2f}x "
+            f"{base / elapsed:10.2f}x {rss:13.0f}"
+        )
+    print("(peak RSS: this process for the single-process run, the largest Spark Python worker "
+          "otherwise)")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
