@@ -261,7 +261,9 @@ class Connection:
                     exc.reply = _error_reply(exc)
                     self._request_received(Error)
                 raise
-            self._request_received(RESPONSE_TO[type(event)])
+            self._awaiting.append(RESPONSE_TO[type(event)])  # inlined _request_received
+            if self._state is State.CONNECTED:
+                self._state = State.REQUEST_ACTIVE
             return event
         except RemoteProtocolError as exc:
             if exc.fatal and self._error is None:

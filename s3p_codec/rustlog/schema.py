@@ -366,6 +366,25 @@ def _check_sizes(payloads: tuple[bytes, ...], limit: int, key: str) -> None:
 
 
 def _fetch(obj: dict[str, Any], _ctx: Context) -> Fetch:
+    group = obj.get("group_id")
+    topic = obj.get("topic")
+    partition = obj.get("partition")
+    offset = obj.get("offset")
+    max_bytes = obj.get("max_bytes")
+    if (
+        type(group) is str
+        and group.isascii()
+        and type(topic) is str
+        and _topic_match(topic)
+        and type(partition) is int
+        and 0 <= partition <= U32_MAX
+        and type(offset) is int
+        and 0 <= offset <= U64_MAX
+        and type(max_bytes) is int
+        and 0 <= max_bytes <= U64_MAX
+    ):
+        return Fetch(group, topic, partition, offset, max_bytes)
+    # Anything unusual (non-ASCII group, a bad field) takes the helpers, which name the culprit.
     return Fetch(
         _string(obj, "group_id"),
         _topic(obj),
