@@ -223,3 +223,19 @@ def test_s2s_sample_holds_what_the_client_sent_and_received() -> None:
     inputs = _events(rows, "client_to_server", "AppendInput")
     bodies = [tuple(rec.body for rec in i.records) for i in inputs]
     assert bodies == [(b"hello", b"world"), (b"x" * 3000,), (b"last",)]
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_segments_and_rows_pickle_for_other_drivers(path: Path) -> None:
+    """Spark ships segments to workers and rows back: both must survive pickling."""
+    import pickle
+
+    from s3p_codec.capture import decode_flow, flow_key
+
+    segments = list(read_segments(str(path)))
+    assert pickle.loads(pickle.dumps(segments)) == segments
+    key = flow_key(segments[0])
+    rows = decode_flow([s for s in segments if flow_key(s) == key])
+    again = pickle.loads(pickle.dumps(rows))
+    assert again == rows
+    assert [r.event for r in again] == [r.event for r in rows]
