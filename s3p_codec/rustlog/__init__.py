@@ -30,7 +30,10 @@ from __future__ import annotations
 
 from s3p_codec.rustlog.connection import Connection, State
 from s3p_codec.rustlog.events import (
+    BY_TYPE_ID,
+    REQUEST_TYPES,
     RESPONSE_TO,
+    RESPONSE_TYPES,
     CreateTopic,
     CreateTopicResponse,
     DescribePartition,
@@ -76,6 +79,7 @@ from s3p_codec.rustlog.limits import (
 from s3p_codec.rustlog.observer import Observer
 
 __all__ = [
+    "BY_TYPE_ID",
     "MAX_FRAME_SIZE",
     "MAX_PARTITION_COUNT",
     "MAX_RECORDS_PER_PRODUCE",
@@ -83,7 +87,9 @@ __all__ = [
     "MAX_TOPIC_LENGTH",
     "MIN_FRAME_SIZE",
     "ORJSON",
+    "REQUEST_TYPES",
     "RESPONSE_TO",
+    "RESPONSE_TYPES",
     "STDLIB",
     "Connection",
     "CreateTopic",

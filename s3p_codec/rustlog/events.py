@@ -23,6 +23,10 @@ from typing import ClassVar, NamedTuple, TypeAlias
 import attrs
 
 __all__ = [
+    "BY_TYPE_ID",
+    "REQUEST_TYPES",
+    "RESPONSE_TO",
+    "RESPONSE_TYPES",
     "CreateTopic",
     "CreateTopicResponse",
     "DescribePartition",
@@ -504,6 +508,7 @@ RESPONSE_TYPES: tuple[type[Response], ...] = (
 BY_TYPE_ID: dict[MessageType, type[Event]] = {
     cls.TYPE_ID: cls for cls in (*REQUEST_TYPES, *RESPONSE_TYPES)
 }
+"""The event class of each numeric type id."""
 RESPONSE_TO: dict[type[Request], type[Response]] = {
     request: response
     for request in REQUEST_TYPES

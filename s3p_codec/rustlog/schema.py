@@ -427,8 +427,6 @@ _METRICS_FETCH = MetricsFetch()
 _PING = Ping()
 _PONG = Pong()
 
-Decoder = Callable[[dict[str, Any], Context], Event]
-
 REQUEST_DECODERS: Final[dict[str, Callable[[dict[str, Any], Context], Request]]] = {
     "Produce": _produce,
     "Fetch": _fetch,

@@ -29,6 +29,8 @@ def test_response_type_is_request_type_plus_0x80() -> None:
         assert response.TYPE_ID == request.TYPE_ID + 0x80
         assert request.TYPE_ID.response is response.TYPE_ID
     assert len(rustlog.RESPONSE_TO) == 10
+    assert rustlog.BY_TYPE_ID[rustlog.MessageType(0x82)] is rustlog.FetchResponse
+    assert len(rustlog.BY_TYPE_ID) == 21
     with pytest.raises(ValueError, match="not a request"):
         _ = rustlog.MessageType.ERROR.response
 
