@@ -42,6 +42,7 @@ import argparse
 import asyncio
 import bisect
 import logging
+import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -105,8 +106,8 @@ class Store:
     """The protocol semantics of a server: in-memory streams, shared by both backends.
 
     ``execute`` answers any request at once and never blocks; a READ that found nothing and
-    asked to BLOCK is finished by :func:`answer` with a backend's way to wait. The clock is an
-    argument so tests can drive it.
+    asked to BLOCK is finished by :func:`answer_blocking` with a backend's way to wait. The
+    clock is an argument so tests can drive it.
     """
 
     def __init__(self, limits: s3p.Limits, clock: Callable[[], int] = wall_clock_ms) -> None:
@@ -560,13 +561,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"s3p_server: {error}", file=sys.stderr)
         return 2
+    # Ctrl-C stops the server even if it was started with SIGINT ignored (a background job).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         if args.backend == "trio":
             trio.run(run_trio, server, args.host, args.port)
         else:
             asyncio.run(run_asyncio(server, args.host, args.port))
-    except KeyboardInterrupt:
-        pass
+    except* KeyboardInterrupt:  # trio delivers it inside an exception group
+        log.info("stopped")
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import signal
 import socket
 import threading
 import time
@@ -339,3 +340,11 @@ def test_idle_connections_are_closed_and_max_connections_is_enforced(
             second.next_event()
     with client(small) as again:  # the slots were given back
         assert call(again, s3p.Create(fresh_name())) == s3p.Ok()
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_ctrl_c_stops_the_server_cleanly(start_server: StartServer, backend: str) -> None:
+    running = start_server(backend)
+    running.process.send_signal(signal.SIGINT)
+    assert running.process.wait(10) == 0
+    assert b"Traceback" not in running.log.read_bytes()
