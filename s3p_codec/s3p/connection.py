@@ -207,7 +207,7 @@ class Connection:
             if self._replies is not None:
                 pending = self._pending
                 if pending:
-                    reply = self._replies.next_reply(pending[0])
+                    reply = self._replies.next_reply(pending[0], pending)
                     if reply is not None:
                         pending.popleft()
                         if type(reply) is ErrorReply:

@@ -19,8 +19,9 @@ falls back to the element-by-element path, which gives the precise error.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from itertools import repeat
+from collections import deque
+from collections.abc import Callable, Iterable
+from itertools import islice, repeat
 from operator import lt
 from typing import cast
 
@@ -75,6 +76,11 @@ _SMALL_INTS = {b"%d" % number: number for number in range(1000)}
 """Sequence numbers are usually small: a dict lookup is cheaper than ``int()``."""
 _UNIFORM_MAX_RECORD = 512  # above this, slicing beats matching the payload with the regex
 _uniform_cache: dict[tuple[int, int, int], Callable[..., list[tuple[bytes, ...]]]] = {}
+_batch_cache: dict[tuple[int, int, int, int], Callable[..., list[tuple[bytes, ...]]]] = {}
+_BATCH = 64  # pipelined READ replies decoded in one pass at most
+_BATCH_PAIRS = 320
+"""...and records: a larger batch keeps more fresh objects alive at once, and the garbage
+collector's passes over them cost more than the batch saves."""
 _CODES = {code.value.encode(): code for code in ErrorCode}
 
 
@@ -96,6 +102,28 @@ def _uniform_findall(
         )
         found = re.compile(pattern, re.DOTALL).findall
         _uniform_cache[key] = found
+    return found
+
+
+def _batch_findall(
+    count: int, ms_digits: int, seq_digits: int, rec_len: int
+) -> Callable[..., list[tuple[bytes, ...]]]:
+    """``findall`` of ``(header, ms, seq, record)`` over pipelined replies of one shape."""
+    key = (count, ms_digits, seq_digits, rec_len)
+    found = _batch_cache.get(key)
+    if found is None:
+        if len(_batch_cache) > 256:
+            _batch_cache.clear()
+        pattern = rb"(\*%d\r\n)?\$%d\r\n([0-9]{%d})-([0-9]{%d})\r\n\$%d\r\n(.{%d})\r\n" % (
+            count,
+            ms_digits + seq_digits + 1,
+            ms_digits,
+            seq_digits,
+            rec_len,
+            rec_len,
+        )
+        found = re.compile(pattern, re.DOTALL).findall
+        _batch_cache[key] = found
     return found
 
 
@@ -154,6 +182,97 @@ def _uniform_pairs(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
     return tuple(zip(stamps, payloads, strict=False)), end
 
 
+def _uniform_batch(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
+    data: bytes | bytearray,
+    pos: int,
+    head: re.Match[bytes],
+    requests: list[Read],
+    max_count: int,
+    max_record: int,
+) -> tuple[list[ReadReply], int] | None:
+    """Whole READ replies at ``pos``, one per request in ``requests``, if they are uniform.
+
+    ``head`` is ``_READ_FIRST`` matched at ``pos``. Pipelined replies of the same shape (same
+    element count, same header lengths: see ``_uniform_pairs``) are matched by one ``findall``
+    whose pattern has the reply header as an optional group; ``n`` complete replies give exactly
+    ``n`` headers, one every ``pairs`` matches, and tile the region exactly. Each reply is then
+    checked against its own request (COUNT, MIN_TIMESTAMP) and for strictly increasing order;
+    the first that fails ends the batch (the careful path reports it). None: not this way.
+    """
+    count_text, ts_len, ms_first, seq_first, rec_text = head.groups()
+    count = int(count_text)
+    pairs = count // 2
+    ms_digits = len(ms_first)
+    seq_digits = len(seq_first)
+    rec_len = int(rec_text)
+    if (
+        pairs * 2 != count
+        or int(ts_len) != ms_digits + seq_digits + 1
+        or ms_digits > 19
+        or seq_digits > 19
+        or rec_len > _UNIFORM_MAX_RECORD
+        or rec_len > max_record
+    ):
+        return None
+    pair_start = head.end(1) + 2
+    reply_size = pair_start - pos + (head.end() - pair_start + rec_len + 2) * pairs
+    n = min(len(requests), (len(data) - pos) // reply_size, max(1, _BATCH_PAIRS // pairs))
+    if n < 1:
+        return None
+    total = n * pairs
+    end = pos + n * reply_size
+    if n == 1:
+        matches = _uniform_findall(ms_digits, seq_digits, rec_len)(data, pair_start, end)
+        if len(matches) != total:
+            return None
+        ms_texts, seq_texts, payloads = zip(*matches, strict=False)
+    else:
+        found = _batch_findall(count, ms_digits, seq_digits, rec_len)(data, pos, end)
+        if len(found) != total:
+            return None
+        heads, ms_texts, seq_texts, payloads = zip(*found, strict=False)
+        if heads.count(b"") != total - n or b"" in heads[::pairs]:
+            return None
+    small = list(map(_SMALL_INTS.get, seq_texts))
+    seqs = list(map(int, seq_texts)) if None in small else cast("list[int]", small)
+    if ms_texts.count(ms_first) == total:
+        ms = int(ms_first)
+        keys: list[int] | list[Timestamp] = seqs  # one millisecond: order by seq alone
+        stamps = list(map(_new_timestamp, repeat(Timestamp), zip(repeat(ms), seqs, strict=False)))
+    else:
+        stamps = list(
+            map(_new_timestamp, repeat(Timestamp), zip(map(int, ms_texts), seqs, strict=False))
+        )
+        keys = stamps
+    records = tuple(zip(stamps, payloads, strict=False))
+    replies: list[ReadReply] = []
+    for index in range(n):
+        request = requests[index]
+        low = index * pairs
+        high = low + pairs
+        if pairs > (request.count or max_count):
+            break
+        part = keys[low:high]
+        if not (stamps[low] > (request.min_timestamp or _ZERO) and all(map(lt, part, part[1:]))):
+            break
+        reply = _new_object(ReadReply)
+        _set(reply, "records", records if n == 1 else records[low:high])
+        replies.append(reply)
+    if not replies:
+        return None
+    return replies, pos + len(replies) * reply_size
+
+
+def _consecutive_reads(request: Read, upcoming: Iterable[Request]) -> list[Read]:
+    """``request`` and the READs right after it in ``upcoming`` (which starts with it)."""
+    reads = [request]
+    for later in islice(upcoming, 1, _BATCH):
+        if type(later) is not Read:
+            break
+        reads.append(later)
+    return reads
+
+
 def parse_error_line(text: bytes | bytearray) -> ErrorReply:
     """``<ERROR_CODE> <message>``: the code must be one of the spec's canonical codes."""
     raw_code, _, message = bytes(text).partition(b" ")
@@ -170,6 +289,7 @@ class ReplyParser:
         self.buffer = buffer
         self.limits = limits
         self.start = 0
+        self._ready: deque[ReadReply] = deque()  # decoded ahead, for the next requests
         self._reset()
 
     def _reset(self) -> None:
@@ -182,40 +302,41 @@ class ReplyParser:
 
     @property
     def in_reply(self) -> bool:
-        return self._count >= 0 or self._bulk >= 0 or len(self.buffer) > 0
+        return self._count >= 0 or self._bulk >= 0 or len(self.buffer) > 0 or bool(self._ready)
 
-    def next_reply(self, request: Request) -> Reply | None:
-        """The reply to ``request`` if complete, else None; raises Malformed."""
+    def next_reply(self, request: Request, upcoming: Iterable[Request] = ()) -> Reply | None:
+        """The reply to ``request`` if complete, else None; raises Malformed.
+
+        ``upcoming`` is every request awaiting a reply, ``request`` first: consecutive READs in
+        it let pipelined READ replies be decoded together (handed out by later calls).
+        """
+        if self._ready:
+            return self._ready.popleft()
         buf = self.buffer
         if self._count < 0 and self._bulk < 0:
             data = buf.data
             pos = buf.pos
             self.start = buf.base + pos
             if type(request) is Read:
-                # Fast path: a whole READ reply of same-sized pairs, already buffered.
+                # Fast path: whole READ replies of same-sized pairs, already buffered.
                 head = _READ_FIRST(data, pos)
                 if head is not None:
-                    count, *first = head.groups()
-                    pairs = int(count) // 2
-                    limit = request.count or self.limits.max_count
-                    if pairs * 2 == int(count) and pairs <= limit:
-                        found = _uniform_pairs(
-                            data,
-                            head.end(1) + 2,
-                            first,  # type: ignore[arg-type]
-                            head.end(),
-                            pairs,
-                            request.min_timestamp or _ZERO,
-                            self.limits.max_record_size,
-                        )
-                        if found is not None:
-                            end = found[1]
-                            buf.pos = buf.scan = end
-                            if end >= len(data):
-                                buf.compact()
-                            fast = _new_object(ReadReply)
-                            _set(fast, "records", found[0])
-                            return fast
+                    batch = _uniform_batch(
+                        data,
+                        pos,
+                        head,
+                        _consecutive_reads(request, upcoming),
+                        self.limits.max_count,
+                        self.limits.max_record_size,
+                    )
+                    if batch is not None:
+                        replies, end = batch
+                        buf.pos = buf.scan = end
+                        if end >= len(data):
+                            buf.compact()
+                        if len(replies) > 1:
+                            self._ready.extend(replies[1:])
+                        return replies[0]
             header = buf.read_header()
             if header is None:
                 return None

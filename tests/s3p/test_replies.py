@@ -156,3 +156,83 @@ def test_large_records_keep_observer_offsets_exact() -> None:
         (0, len(wire[0])),
         (len(wire[0]), len(stream)),
     ]
+
+
+def outcome_many(data: bytes, requests: list[Read], chunk: int) -> object:
+    """The events, and the error code if one came, for ``data`` in ``chunk``-byte pieces."""
+    client = client_for(*requests)
+    events: list[object] = []
+    try:
+        for at in range(0, len(data), chunk):
+            client.receive_data(data[at : at + chunk])
+            events.extend(client.events())
+    except RemoteProtocolError as error:
+        events.append(error.code)
+    return events
+
+
+@st.composite
+def pipelined_reads(draw: st.DrawFn) -> tuple[list[Read], bytes]:
+    """Many READ requests and their replies, mostly of one shape (the batched fast path)."""
+    size = draw(st.sampled_from([1, 16]))
+    pairs = draw(st.integers(1, 4))
+    requests: list[Read] = []
+    wire = b""
+    for index in range(draw(st.integers(2, 45))):
+        odd = draw(st.integers(0, 15)) == 0  # now and then a reply of another shape
+        count = pairs + 1 if odd else pairs
+        stamps = [Timestamp(1000 + index, seq) for seq in range(count)]
+        if draw(st.integers(0, 20)) == 0:
+            stamps.reverse()  # out of order
+        reply = ReadReply(tuple((stamp, b"r" * size) for stamp in stamps))
+        wire += encode_reply(reply) if not odd or count else b"*0\r\n"
+        limit = draw(st.sampled_from([None] * 6 + [count, max(1, count - 1)]))
+        after = draw(st.sampled_from([None] * 6 + [Timestamp(1000 + index, 0)]))
+        requests.append(Read(b"s", count=limit, min_timestamp=after))
+    if draw(st.integers(0, 2)) == 0:
+        raw = bytearray(wire)
+        raw[draw(st.integers(0, len(raw) - 1))] = draw(st.sampled_from(b"0123456789$*-\r\nx"))
+        wire = bytes(raw)
+    return requests, wire
+
+
+@given(pipelined_reads())
+def test_pipelined_read_replies_decode_alike_whatever_the_chunking(
+    case: tuple[list[Read], bytes],
+) -> None:
+    requests, wire = case
+    whole = outcome_many(wire, requests, 1 << 20)
+    assert outcome_many(wire, requests, 1) == whole
+    assert outcome_many(wire, requests, 61) == whole
+
+
+@pytest.mark.parametrize(
+    "third",
+    [
+        Read(b"s", count=1),  # the third reply holds more records than asked for
+        Read(b"s", min_timestamp=Timestamp(3, 0)),  # ...or one not after MIN_TIMESTAMP
+    ],
+)
+def test_a_batch_of_pipelined_replies_stops_at_the_first_that_breaks_its_request(
+    third: Read,
+) -> None:
+    replies = [
+        ReadReply(((Timestamp(index, 0), b"x" * 16), (Timestamp(index, 1), b"y" * 16)))
+        for index in range(1, 6)
+    ]
+    requests = [Read(b"s"), Read(b"s"), third, Read(b"s"), Read(b"s")]
+    got = outcome_many(b"".join(map(encode_reply, replies)), requests, 1 << 20)
+    assert got == [replies[0], replies[1], ErrorCode.BAD_FORMAT]
+
+
+def test_a_batch_stops_at_a_reply_out_of_order() -> None:
+    good = [
+        ReadReply(((Timestamp(index, 0), b"x" * 16), (Timestamp(index, 1), b"y" * 16)))
+        for index in range(1, 6)
+    ]
+    wire = b"".join(map(encode_reply, good[:2]))
+    # A third reply of exactly the same shape, its two timestamps in decreasing order.
+    wire += b"*4\r\n$3\r\n9-1\r\n$16\r\n" + b"x" * 16 + b"\r\n$3\r\n9-0\r\n$16\r\n" + b"y" * 16
+    wire += b"\r\n" + b"".join(map(encode_reply, good[3:]))
+    got = outcome_many(wire, [Read(b"s")] * 5, 1 << 20)
+    assert got == [good[0], good[1], ErrorCode.BAD_FORMAT]
