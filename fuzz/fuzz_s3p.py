@@ -36,14 +36,15 @@ _SMALL = s3p.Limits(max_stream_name=8, max_record_size=64, max_append_size=128, 
 def _connection(role: Role, selector: int) -> s3p.Connection:
     conn = s3p.Connection(role, _SMALL if selector & 0x80 else s3p.Limits())
     if role is Role.CLIENT:
-        for index in range(selector % 7 + 1):
+        for index in range(selector % 7 + 1 + (selector & 0x40) // 2):
             conn.send(_PENDING[(selector + index) % len(_PENDING)])
     return conn
 
 
 def _feed(role: Role, selector: int, data: bytes) -> None:
     conn = _connection(role, selector)
-    step = (selector >> 2) % 17 + 1
+    # Small pieces explore chunk boundaries; the whole input at once takes the batched paths.
+    step = max(1, len(data)) if selector & 0x40 else (selector >> 2) % 17 + 1
     try:
         for at in range(0, len(data), step):
             conn.receive_data(data[at : at + step])
