@@ -19,6 +19,7 @@ numbers and capture time, and pairs replies with requests through the Observer's
 from __future__ import annotations
 
 import enum
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -29,6 +30,8 @@ import s3p_codec
 from s3p_codec._core import Direction, Observed, ObservedError, ObservedGap, Observer
 from s3p_codec.capture.detect import DEFAULT_PORTS, SNIFF_LIMIT, sniff
 from s3p_codec.capture.pcap import (
+    TCP_ACK,
+    TCP_SYN,
     CaptureFileError,
     Segment,
     capture_order,
@@ -578,11 +581,18 @@ def _short(text: str, limit: int = 200) -> str:
 # -- many conversations ----------------------------------------------------------------------
 
 
+CLOSED_LINGER = 240.0
+"""Seconds of capture time during which stray segments of a closed connection (the last ACK, a
+retransmitted FIN) are recognised as such rather than opening a new, empty conversation: twice
+the usual 2 x MSL of TCP's TIME-WAIT."""
+
+
 class FlowTable:
     """Every open conversation of a capture, fed segments in capture order.
 
     A conversation is flushed and forgotten once both of its sides closed, so memory follows the
-    connections open at a time, not the capture's size.
+    connections open at a time, not the capture's size. Its key is remembered (for
+    ``CLOSED_LINGER`` seconds of capture time) only to recognise its stray last segments.
     """
 
     def __init__(
@@ -595,12 +605,15 @@ class FlowTable:
         self.observers = observers
         self.max_pending = max_pending
         self.flows: dict[FlowKey, FlowDecoder] = {}
+        self._closed: OrderedDict[FlowKey, float] = OrderedDict()
 
     def add(self, segment: Segment) -> list[Row]:
         """Take one segment; return the rows it completes."""
         key = flow_key(segment)
         decoder = self.flows.get(key)
         rows: list[Row] = []
+        if decoder is None and self._stray(key, segment):
+            return rows
         if decoder is not None and decoder.conversation.is_new_connection(segment):
             rows += decoder.finish()
             decoder = None
@@ -612,7 +625,26 @@ class FlowTable:
         if decoder.conversation.finished:
             rows += decoder.finish()
             del self.flows[key]
+            self._closed[key] = segment.ts
+            self._closed.move_to_end(key)
         return rows
+
+    def _stray(self, key: FlowKey, segment: Segment) -> bool:
+        """True for a late segment of a connection that already closed (dropped)."""
+        closed = self._closed
+        while closed:  # forget connections closed long ago (capture time runs forward)
+            oldest_key, oldest_ts = next(iter(closed.items()))
+            if segment.ts - oldest_ts <= CLOSED_LINGER:
+                break
+            del closed[oldest_key]
+        closed_at = closed.get(key)
+        if closed_at is None:
+            return False
+        opening = segment.flags & TCP_SYN and not segment.flags & TCP_ACK
+        if opening or segment.ts - closed_at > CLOSED_LINGER:
+            del closed[key]  # the port pair is used again by a new connection
+            return False
+        return True
 
     def finish(self) -> list[Row]:
         """End of capture: flush every conversation still open."""
@@ -620,6 +652,7 @@ class FlowTable:
         for decoder in self.flows.values():
             rows += decoder.finish()
         self.flows = {}
+        self._closed.clear()
         return rows
 
 

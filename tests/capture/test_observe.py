@@ -286,3 +286,25 @@ def test_bytes_an_observer_passes_over_in_silence_are_still_accounted_for() -> N
     assert [(r.kind, r.protocol) for r in rows] == [("undecoded", "s3p")] * 2
     assert sum(r.wire_bytes for r in rows) == sizes
     assert "the s3p decoder reported nothing" in rows[0].detail
+
+
+def test_closed_connections_are_forgotten_and_their_stray_segments_dropped() -> None:
+    from s3p_codec.capture import FlowTable
+
+    f = Flow(CLIENT, SERVER)
+    frames = conversation(f)
+    frames += [f.ack(True), f.at(True, f.seq[True] - 1, b"", 0x11)]  # late ACK, FIN again
+    table = FlowTable()
+    rows = []
+    for segment in segments_from_bytes(write_capture(frames)):
+        rows += table.add(segment)
+    assert table.flows == {}  # nothing kept for the closed connection, strays included
+    assert events(rows) == EXPECTED
+    assert table.finish() == []
+    # the same ports, later, with a new SYN: a new conversation
+    again = conversation(Flow(CLIENT, SERVER, isn_client=777, ts=1_700_000_100.0))
+    rows = []
+    for segment in segments_from_bytes(write_capture(frames + again)):
+        rows += table.add(segment)
+    assert events(rows) == EXPECTED * 2
+    assert len({r.conversation for r in rows}) == 2
