@@ -95,10 +95,6 @@ class Connection:
         self._pipelining = pipelining
         self._json = backend(json)
         self._context = schema.Context(self._limits, self._json.exact_integers)
-        self._decoders = (
-            schema.REQUEST_DECODERS if role is Role.SERVER else schema.RESPONSE_DECODERS
-        )
-        self._kind = "request" if role is Role.SERVER else "response"
         self._buffer = ReceiveBuffer()
         self._state = State.CONNECTED
         # What may answer each unanswered request, oldest first (Error answers anything).

@@ -137,7 +137,9 @@ class Observer:
         stream.buffer.skip(have)
         stream.frame_length = None
         stream.skip_remaining = 0
-        if not stream.scanning:
+        if stream.scanning:
+            stream.skipped += have + size  # still looking: all of it lies between error and sync
+        else:
             stream.scanning = True
             stream.error = RemoteProtocolError(
                 f"frame boundary lost after a gap of {size} bytes", code=ErrorCode.INVALID_REQUEST

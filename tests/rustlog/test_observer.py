@@ -136,3 +136,18 @@ def test_clean_close_reports_nothing() -> None:
     observer = rustlog.Observer()
     observer.observe(C2S, PING)
     assert observer.close(C2S) == []
+
+
+def test_a_gap_while_scanning_counts_into_the_bytes_skipped() -> None:
+    observer = rustlog.Observer()
+    observer.observe(C2S, b"\x00\x00\x00\x00abc")  # empty frame: fatal, scanning from byte 1
+    (gap,) = observer.gap(C2S, 10)
+    assert isinstance(gap, ObservedGap)
+    assert not gap.resynchronized
+    out = observer.observe(C2S, b"xyz" + PING)
+    assert isinstance(out[0], ObservedError)
+    assert out[0].start == 0
+    assert out[0].resynchronized
+    # 7 bytes before the gap, 10 lost in it, 3 after it: the Ping starts at 20.
+    assert out[0].skipped == 20
+    assert out[1] == Observed(C2S, rustlog.Ping(), 20, 20 + len(PING), 0)

@@ -258,3 +258,24 @@ def test_feeding_a_large_frame_one_byte_at_a_time_stays_linear() -> None:
     # Quadratic rescanning of 200 kB would take minutes; linear parsing takes well under one.
     assert time.perf_counter() - began < 20
     assert server.state is rustlog.State.REQUEST_ACTIVE
+
+
+@given(st.lists(pieces | st.binary(max_size=6), max_size=10), st.lists(st.integers(0, 500)))
+def test_observer_accounts_for_every_byte(parts: list[bytes], cuts: list[int]) -> None:
+    from s3p_codec._core import Observed, ObservedError
+
+    data = b"".join(parts)
+    observer = rustlog.Observer()
+    out = []
+    for chunk in split(data, cuts):
+        out.extend(observer.observe(Direction.CLIENT_TO_SERVER, chunk))
+    out.extend(observer.close(Direction.CLIENT_TO_SERVER))
+    position = 0
+    for record in out:
+        assert record.start == position, (record, position)
+        if isinstance(record, Observed):
+            position = record.end
+        else:
+            assert isinstance(record, ObservedError)
+            position = record.start + record.skipped
+    assert position == len(data)
