@@ -1,14 +1,14 @@
 """Protobuf wire code for the seven ``s2.v1`` messages, written by hand.
 
 Why by hand and not the protobuf runtime, decided by measurement (``benchmarks/s2s_bench.py``,
-best of alternating rounds on a shared 2-core machine): decoding a ReadBatch frame to typed
-events costs about 1.0-1.5x the runtime's ``ParseFromString`` plus building the same events for
-100 records of 1 KiB, and 0.9-1.4x for 1,000 records of 64 bytes (the runtime parses in C, but
-reading each field back into Python and building the events, which both paths pay, dominates).
-The runtime would buy at most that margin at the price of a runtime dependency (it is test-only
-here), a generated schema module, and errors we do not control (``DecodeError`` has no code). So
-the codec owns its wire code, and ``tests/s2s/test_proto.py`` proves both directions agree with
-the official runtime on random messages, byte for byte on encode.
+CPU time, best of alternating rounds): decoding a ReadBatch frame to typed events costs about
+1.5x the runtime's ``ParseFromString`` plus building the same events for 100 records of 1 KiB,
+and 1.25-1.35x for 1,000 records of 64 bytes. The runtime parses in C, but reading each field
+back into Python and building the events, which both paths pay, is most of the cost. The runtime
+would buy that margin at the price of a runtime dependency (it is test-only here), a generated
+schema module, and errors we do not control (``DecodeError`` carries no code and no position).
+So the codec owns its wire code, and ``tests/s2s/test_proto.py`` proves both directions agree
+with the official runtime on random messages, byte for byte on encode.
 
 Semantics follow proto3 as the runtime implements it:
 - implicit-presence scalars equal to their default are not written; ``optional`` fields are
@@ -387,19 +387,25 @@ def _decode_sequenced_record(data: bytes, pos: int, end: int) -> SequencedRecord
         else:
             tag, pos = _read_tag(data, pos, end)
         if tag in (0x08, 0x10):
-            if end - pos >= 3:
-                value = data[pos]
-                if value < 0x80:
+            # An IndexError past the end of ``data`` is turned into bad_proto by the caller.
+            value = data[pos]
+            pos += 1
+            if value >= 0x80:
+                value &= 0x7F
+                shift = 7
+                while True:
+                    byte = data[pos]
                     pos += 1
-                else:
-                    second = data[pos + 1]
-                    if second < 0x80:
-                        value = (value & 0x7F) | second << 7
-                        pos += 2
-                    else:
-                        value, pos = _read_varint(data, pos, end)
-            else:
-                value, pos = _read_varint(data, pos, end)
+                    value |= (byte & 0x7F) << shift
+                    if byte < 0x80:
+                        break
+                    shift += 7
+                    if shift >= 70:
+                        raise _error("varint longer than 10 bytes")
+                if value >= _U64:
+                    raise _error("varint above 2**64 - 1")
+            if pos > end:
+                raise _error("varint runs past its record")
             if tag == 0x08:
                 seq_num = value
             else:
@@ -461,7 +467,7 @@ def decode_read_batch(data: bytes) -> ReadBatch:
     """Parse a ``ReadBatch``; raises ``RemoteProtocolError(bad_proto)`` on malformed bytes."""
     try:
         return _decode_read_batch(data)
-    except IndexError as exc:  # pragma: no cover - every index is bounds-checked
+    except IndexError as exc:  # a varint of a record's last field ran off the end
         raise _error("truncated message") from exc
 
 
