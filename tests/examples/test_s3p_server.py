@@ -322,7 +322,7 @@ def test_values_at_the_limit_flags_are_accepted(server: RunningServer) -> None:
 def test_idle_connections_are_closed_and_max_connections_is_enforced(
     start_server: StartServer, backend: str
 ) -> None:
-    small = start_server(backend, "--idle-timeout", "0.5", "--max-connections", "2")
+    small = start_server(backend, "--idle-timeout", "0.8", "--max-connections", "2")
     with client(small) as first, client(small) as second:
         assert call(first, s3p.Create(fresh_name())) == s3p.Ok()
         assert call(second, s3p.Create(fresh_name())) == s3p.Ok()
@@ -331,9 +331,9 @@ def test_idle_connections_are_closed_and_max_connections_is_enforced(
         # A READ blocked on the server is not idle, even past the idle time-out.
         name = fresh_name()
         assert call(first, s3p.Create(name)) == s3p.Ok()
-        assert call(first, s3p.Read(name, block_ms=800)) == s3p.ReadReply(())
+        assert call(first, s3p.Read(name, block_ms=1000)) == s3p.ReadReply(())
         assert call(first, s3p.Read(name)) == s3p.ReadReply(())
-        time.sleep(0.8)  # silent longer than --idle-timeout: both are closed
+        time.sleep(1.1)  # silent longer than --idle-timeout: both are closed
         with pytest.raises(ConnectionClosed):
             first.next_event()
         with pytest.raises(ConnectionClosed):
