@@ -90,6 +90,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     # Records may follow options (``append s --timestamp 5-0 a b``), which argparse's ``*``
     # positional does not allow by itself: collect what it left over.
     args, extra = parser.parse_known_args(argv)
+    if args.command == "tail" and args.block < 1:
+        parser.error("tail needs --block of at least 1 ms (it waits for new records)")
     if extra and args.command == "append" and not any(e.startswith("-") for e in extra):
         args.records = [*args.records, *extra]
     elif extra:
@@ -170,7 +172,7 @@ def run(args: argparse.Namespace, conn: Client, stdin: BinaryIO, out: BinaryIO) 
             if args.max_records is not None:
                 left = args.max_records - printed
                 count = left if count is None else min(count, left)
-            reply = request(conn, s3p.Read(stream, count, args.block or None, after))
+            reply = request(conn, s3p.Read(stream, count, args.block, after))
             printed += _print_records(reply, out)
             assert isinstance(reply, s3p.ReadReply)
             if reply.records:
