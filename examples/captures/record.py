@@ -13,8 +13,9 @@ printed, so tests can check that the decoded events are what the clients sent an
 
 The captures vary on purpose: ``s3p.pcap`` and ``pravega.pcap`` are plain Ethernet-framed
 loopback captures, ``rustlog.pcap`` is recorded on the ``any`` pseudo-interface (Linux cooked
-headers), ``durable.pcap.gz`` is gzip-compressed, ``s2s.pcap`` carries S2S sessions over HTTP/1.1
-(a small client below: the example server also speaks HTTP/2, which the decoder does not read).
+headers), ``durable.pcap.gz`` is gzip-compressed, ``s2s.pcap`` carries S2S appends and reads
+over HTTP/1.1 (a small client below: the example server also speaks HTTP/2, which the decoder
+does not read).
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ def _wait_for_port(port: int, timeout: float = 15.0) -> None:
     raise RuntimeError(f"nothing listens on port {port}")
 
 
-def _s2s_sessions(port: int) -> str:
-    """Create a stream, run an append session and a read session over HTTP/1.1."""
+def _s2s_client(port: int) -> str:
+    """Create a stream, then append to it and read it back with S2S over HTTP/1.1."""
     sys.path.insert(0, str(ROOT))
     from s3p_codec import Role, s2s  # noqa: PLC0415 - only this step needs it
     from s3p_codec.io.sync import connect  # noqa: PLC0415
@@ -132,7 +133,7 @@ PROTOCOLS: dict[str, dict[str, object]] = {
     "s2s": {
         "port": 8080,
         "server": ["examples.s2s_server", "--port", "8080", "--heartbeat", "1"],
-        "steps": [_s2s_sessions],
+        "steps": [_s2s_client],
     },
 }
 

@@ -298,7 +298,7 @@ class FlowDecoder:
     def _undecoded_rows(self) -> list[Row]:
         """A row per direction whose bytes gave no row at all: an unrecognised protocol, or
         traffic the protocol's Observer passed over in silence (say, a REST call beside S2S
-        sessions), so that no byte of a capture goes unaccounted for."""
+        appends and reads), so that no byte of a capture goes unaccounted for."""
         rows = []
         for direction, (first, last, size) in self._undecoded.items():
             if direction in self._reported or not size:

@@ -1,8 +1,8 @@
 """TCP reassembly: segments of one connection in, ordered byte streams per direction out.
 
 Hand-written on purpose: dpkt parses headers but does not reassemble, and the libraries that do
-(scapy's sessions, pynids) either buffer whole captures or need C extensions. What this module
-handles, per direction:
+(scapy's TCP stream tools, pynids) either buffer whole captures or need C extensions. What this
+module handles, per direction:
 
 - out-of-order segments (held until the hole before them is filled);
 - retransmitted and overlapping segments (no byte is delivered twice; the first copy of a byte

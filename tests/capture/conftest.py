@@ -8,7 +8,7 @@ Exchange = tuple[bytes, bytes]
 
 
 def s3p_exchanges() -> list[Exchange]:
-    """A short S3P session: (request bytes, reply bytes) pairs from the real codec."""
+    """A short S3P conversation: (request bytes, reply bytes) pairs from the real codec."""
     client = s3p.Connection(Role.CLIENT)
     server = s3p.Connection(Role.SERVER)
     ts = s3p.Timestamp

@@ -210,7 +210,7 @@ def test_durable_sample_holds_what_the_client_sent_and_printed() -> None:
 
 def test_s2s_sample_holds_what_the_client_sent_and_received() -> None:
     rows, steps = _decoded("s2s")
-    # The REST call that created the stream is not an S2S session: the Observer passes over it,
+    # The REST call that created the stream carries no S2S frames: the Observer passes over it,
     # and the capture layer accounts for its bytes in one row per direction.
     undecoded = [r for r in rows if r.kind == "undecoded"]
     assert [(r.direction, r.first_packet) for r in undecoded] == [
