@@ -10,10 +10,15 @@ COUNT asked for, Bulk Strings only, well-formed timestamps, "Returned records MU
 increasing timestamp order" and "only return records with timestamp strictly greater than"
 MIN_TIMESTAMP (``0-0`` by default).
 
-Speed: the READ loop first tries to match a whole ``$len ts $len`` header pair with one regex,
-and when every pair of a reply has the same header lengths (fixed-size records, timestamps of
-equal width: the common case) it matches the whole reply with one ``findall``. Anything unusual
-falls back to the element-by-element path, which gives the precise error.
+Speed: when every pair of a reply has the same header lengths (small fixed-size records,
+timestamps of equal width: the common case), the whole reply is matched by one ``findall`` and
+its timestamps are built by C-level loops; pipelined READ replies of one shape are decoded
+together, a few dozen at a time, and handed out by the following calls. Otherwise the READ
+loop matches a ``$len ts $len`` header pair with one regex and slices the record. Anything
+unusual falls back to the element-by-element path, which gives the precise error. The fast
+paths only ever accept what the careful path accepts (tests feed the same streams to both).
+A shape's pattern is compiled the second time the shape is seen, so a peer varying shapes
+cannot make us compile a pattern per reply.
 """
 
 from __future__ import annotations
@@ -77,6 +82,7 @@ _SMALL_INTS = {b"%d" % number: number for number in range(1000)}
 _UNIFORM_MAX_RECORD = 512  # above this, slicing beats matching the payload with the regex
 _uniform_cache: dict[tuple[int, int, int], Callable[..., list[tuple[bytes, ...]]]] = {}
 _batch_cache: dict[tuple[int, int, int, int], Callable[..., list[tuple[bytes, ...]]]] = {}
+_seen: set[tuple[int, ...]] = set()
 _BATCH = 64  # pipelined READ replies decoded in one pass at most
 _BATCH_PAIRS = 320
 """...and records: a larger batch keeps more fresh objects alive at once, and the garbage
@@ -84,13 +90,26 @@ collector's passes over them cost more than the batch saves."""
 _CODES = {code.value.encode(): code for code in ErrorCode}
 
 
+def _first_sighting(key: tuple[int, ...]) -> bool:
+    """True the first time ``key`` is seen (recently): compile its pattern only when it recurs."""
+    if key in _seen:
+        return False
+    if len(_seen) > 1024:
+        _seen.clear()
+    _seen.add(key)
+    return True
+
+
 def _uniform_findall(
     ms_digits: int, seq_digits: int, rec_len: int
-) -> Callable[..., list[tuple[bytes, ...]]]:
-    """``findall`` of ``(ms, seq, record)`` for pairs with exactly these lengths."""
+) -> Callable[..., list[tuple[bytes, ...]]] | None:
+    """``findall`` of ``(ms, seq, record)`` for pairs with exactly these lengths, or None the
+    first time these lengths are seen."""
     key = (ms_digits, seq_digits, rec_len)
     found = _uniform_cache.get(key)
     if found is None:
+        if _first_sighting(key):
+            return None
         if len(_uniform_cache) > 256:
             _uniform_cache.clear()
         pattern = rb"\$%d\r\n([0-9]{%d})-([0-9]{%d})\r\n\$%d\r\n(.{%d})\r\n" % (
@@ -107,11 +126,14 @@ def _uniform_findall(
 
 def _batch_findall(
     count: int, ms_digits: int, seq_digits: int, rec_len: int
-) -> Callable[..., list[tuple[bytes, ...]]]:
-    """``findall`` of ``(header, ms, seq, record)`` over pipelined replies of one shape."""
+) -> Callable[..., list[tuple[bytes, ...]]] | None:
+    """``findall`` of ``(header, ms, seq, record)`` over pipelined replies of one shape, or None
+    the first time the shape is seen."""
     key = (count, ms_digits, seq_digits, rec_len)
     found = _batch_cache.get(key)
     if found is None:
+        if _first_sighting(key):
+            return None
         if len(_batch_cache) > 256:
             _batch_cache.clear()
         pattern = rb"(\*%d\r\n)?\$%d\r\n([0-9]{%d})-([0-9]{%d})\r\n\$%d\r\n(.{%d})\r\n" % (
@@ -161,7 +183,10 @@ def _uniform_pairs(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
     end = pos + (first_end - pos + rec_len + 2) * pairs
     if len(data) < end:
         return None
-    matches = _uniform_findall(ms_digits, seq_digits, rec_len)(data, pos, end)
+    findall = _uniform_findall(ms_digits, seq_digits, rec_len)
+    if findall is None:
+        return None
+    matches = findall(data, pos, end)
     if len(matches) != pairs:
         return None
     ms_texts, seq_texts, payloads = zip(*matches, strict=False)
@@ -222,12 +247,18 @@ def _uniform_batch(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
     total = n * pairs
     end = pos + n * reply_size
     if n == 1:
-        matches = _uniform_findall(ms_digits, seq_digits, rec_len)(data, pair_start, end)
+        findall = _uniform_findall(ms_digits, seq_digits, rec_len)
+        if findall is None:
+            return None
+        matches = findall(data, pair_start, end)
         if len(matches) != total:
             return None
         ms_texts, seq_texts, payloads = zip(*matches, strict=False)
     else:
-        found = _batch_findall(count, ms_digits, seq_digits, rec_len)(data, pos, end)
+        findall = _batch_findall(count, ms_digits, seq_digits, rec_len)
+        if findall is None:
+            return None
+        found = findall(data, pos, end)
         if len(found) != total:
             return None
         heads, ms_texts, seq_texts, payloads = zip(*found, strict=False)
@@ -298,7 +329,6 @@ class ReplyParser:
         self._records: list[tuple[Timestamp, bytes]] = []
         self._stamp: Timestamp | None = None  # READ: timestamp waiting for its record
         self._prev = _ZERO
-        self._max_pairs = 0
 
     @property
     def in_reply(self) -> bool:
