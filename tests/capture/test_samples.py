@@ -239,3 +239,16 @@ def test_segments_and_rows_pickle_for_other_drivers(path: Path) -> None:
     again = pickle.loads(pickle.dumps(rows))
     assert again == rows
     assert [r.event for r in again] == [r.event for r in rows]
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_a_pcapng_written_by_editcap_decodes_like_the_pcap(path: Path, tmp_path: Path) -> None:
+    editcap = shutil.which("editcap")  # ships with tshark
+    if editcap is None:
+        pytest.skip("editcap is not installed (the README's test command installs tshark)")
+    converted = tmp_path / "sample.pcapng"
+    subprocess.run([editcap, "-F", "pcapng", str(path), str(converted)], check=True, timeout=60)
+    assert converted.read_bytes()[:4] == b"\x0a\x0d\x0d\x0a"  # a pcapng section header
+    ours = [(r.first_packet, r.event_type, r.event) for r in decode_files([str(path)])]
+    theirs = [(r.first_packet, r.event_type, r.event) for r in decode_files([str(converted)])]
+    assert theirs == ours
