@@ -44,7 +44,7 @@ from s3p_codec.s3p.events import (
     Trim,
 )
 from s3p_codec.s3p.limits import Limits
-from s3p_codec.s3p.replies import ReplyParser, encode_reply, validate_reply
+from s3p_codec.s3p.replies import ReplyParser, encode_reply, validate_error, validate_reply
 from s3p_codec.s3p.wire import Malformed, WireBuffer, is_text
 
 __all__ = ["Connection", "ConnectionState"]
@@ -152,7 +152,7 @@ class Connection:
                     "after a protocol error only one ErrorReply may be sent",
                     code=ErrorCode.BAD_FORMAT,
                 )
-            validate_reply(event, Delete(b"-"), self.limits)
+            validate_error(event)
             # "After sending any Error reply, servers MUST close the connection immediately."
             self._error_replied = True
             self._state = ConnectionState.CLOSED

@@ -58,7 +58,7 @@ from s3p_codec.s3p.wire import (
     is_text,
 )
 
-__all__ = ["ReplyParser", "encode_reply", "parse_error_line", "validate_reply"]
+__all__ = ["ReplyParser", "encode_reply", "parse_error_line", "validate_error", "validate_reply"]
 
 _ZERO = Timestamp(0, 0)
 _new_object = object.__new__
@@ -551,6 +551,7 @@ def _check_read_reply(reply: ReadReply, request: Read, limits: Limits) -> None:
 
 
 def validate_error(reply: ErrorReply) -> None:
+    """An Error line is "-<ERROR_CODE> <message>": a canonical code, printable ASCII text."""
     if not isinstance(reply.code, ErrorCode):
         raise _fail(f"ErrorReply.code must be an ErrorCode, got {reply.code!r}")
     message = reply.message

@@ -9,12 +9,13 @@
   nulls) are ``ERR_BAD_FORMAT``. A header line is at most 21 bytes, so ``$99999999999`` is read
   whole and rejected against the limit before a byte of payload is waited for.
 
-``WireBuffer`` keeps the received bytes in one ``bytearray`` with a read index, like
-``_core.ReceiveBuffer``, but the parsers here index it directly: the READ-reply hot loop matches a
-whole timestamp/record header pair with one regex call on the buffer, which the method-per-item
-interface of ``ReceiveBuffer`` cannot offer (measured three times slower on small records). It
-keeps ``ReceiveBuffer``'s guarantees: consumption is O(1) amortised, a line search never re-reads
-bytes already searched, and ``offset`` is the absolute stream position (for Observers).
+``WireBuffer`` plays the part of ``_core.ReceiveBuffer`` with an interface the hot loops can
+index directly: the READ-reply path matches whole replies with one regex call on the buffer,
+which the method-per-item interface of ``ReceiveBuffer`` cannot offer (measured three times
+slower on small records), and it avoids copies (a chunk received when nothing is pending is
+adopted as is; a large payload spanning chunks is joined once). It keeps ``ReceiveBuffer``'s
+guarantees: consumption is O(1) amortised, a line search never re-reads bytes already
+searched, bounded lines, and ``offset`` is the absolute stream position (for Observers).
 
 ``WireReader`` is the generic reader of wire values (any nesting, bounded by an explicit stack,
 never by recursion); the typed parsers in ``commands`` and ``replies`` use the same primitives
