@@ -118,12 +118,16 @@ class Store:
     """In-memory basins (created on first use) and streams.
 
     ``frames`` counts the append-session frames received per compression (what tests and
-    ``--verbose`` logs show to prove that negotiation happened on the wire).
+    ``--verbose`` logs show to prove that negotiation happened on the wire); ``sessions`` counts
+    sessions opened. While ``draining`` is set, every session frame sent carries the
+    "reconnect advised" flag, as a draining S2 server does.
     """
 
     def __init__(self) -> None:
         self.basins: dict[str, Basin] = {}
         self.frames: Counter[s2s.Compression] = Counter()
+        self.sessions: Counter[s2s.Session] = Counter()
+        self.draining = False
 
     def basin(self, name: str) -> Basin:
         if name not in self.basins:
@@ -481,6 +485,7 @@ class Server:
         if stream is None:
             await self._reply(response, *_error(404, "stream_not_found", opened.stream))
             return
+        self.store.sessions[opened.session] += 1
         if opened.session is s2s.Session.READ:
             start = self._start(stream, opened.query)
             if isinstance(start, s2s.Terminal):
@@ -507,7 +512,7 @@ class Server:
                     if codec.last_compression is not None:
                         self.store.frames[codec.last_compression] += 1
                     ack = await self.store.append(stream, event)
-                    await response.send(codec.send(ack))
+                    await response.send(self._frame(codec, ack))
             except AppendRefused as refused:
                 await response.send(codec.send(refused.terminal))
                 await response.end()
@@ -525,6 +530,11 @@ class Server:
             if isinstance(exc.reply, s2s.Terminal):
                 await response.send(codec.send(exc.reply))
         await response.end()
+
+    def _frame(self, codec: s2s.Connection, event: s2s.Event) -> bytes:
+        if self.store.draining:
+            codec.advise_reconnect()
+        return codec.send(event)
 
     def _beat(self) -> float:
         low, high = self.heartbeat
@@ -555,7 +565,7 @@ class Server:
                 break
             records = self._slice(stream, position, query, remaining_count, remaining_bytes)
             if records:
-                await response.send(codec.send(s2s.ReadBatch(tuple(records), stream.tail)))
+                await response.send(self._frame(codec, s2s.ReadBatch(tuple(records), stream.tail)))
                 position = records[-1].seq_num + 1
                 caught_up_at = None
                 if remaining_count is not None:
@@ -569,7 +579,7 @@ class Server:
             now = loop.time()
             if caught_up_at is None:
                 caught_up_at = now
-                await response.send(codec.send(s2s.Heartbeat(stream.tail)))
+                await response.send(self._frame(codec, s2s.Heartbeat(stream.tail)))
             if wait is not None and now - caught_up_at >= wait:
                 break
             timeout = self._beat()
@@ -581,7 +591,7 @@ class Server:
                         await asyncio.wait_for(stream.changed.wait(), max(timeout, 0))
                     except TimeoutError:
                         if wait is None or loop.time() - caught_up_at < wait:
-                            await response.send(codec.send(s2s.Heartbeat(stream.tail)))
+                            await response.send(self._frame(codec, s2s.Heartbeat(stream.tail)))
         await response.end()
 
 

@@ -411,3 +411,45 @@ def test_sdk_rest_calls_around_sessions() -> None:
     assert seen["config"].storage_class == "express"
     assert (seen["tail"].seq_num, seen["tail"].timestamp) == (0, 0)
     assert seen["after"] == ["a/2"]
+
+
+def test_reconnect_advice_from_a_draining_server() -> None:
+    seen: dict[str, Any] = {}
+
+    async def scenario(port: int, store: Store) -> None:
+        async with sdk(port) as client:
+            basin = client.basin(BASIN)
+            await basin.create_stream("drain")
+            stream = basin.stream("drain")
+            await stream.append(s2_sdk.AppendInput(records=[record(b"before")]))
+            got: list[bytes] = []
+            async with stream.read_session(start=s2_sdk.SeqNum(0)) as reader:
+                async for batch in reader:
+                    got += [r.body for r in batch.records]
+                    if got == [b"before"]:
+                        store.draining = True  # the next frame advises reconnection
+                        await stream.append(s2_sdk.AppendInput(records=[record(b"during")]))
+                    elif got == [b"before", b"during"]:
+                        # The SDK reconnects after this batch: the new session reads on.
+                        store.draining = False
+                        await stream.append(s2_sdk.AppendInput(records=[record(b"after")]))
+                    if b"after" in got:
+                        break
+            seen["sdk"] = got
+            seen["sdk_sessions"] = store.sessions[s2s.Session.READ]
+            store.draining = True
+            seen["ours"] = await our_read(
+                port,
+                "drain",
+                s2s.ReadQuery(seq_num=0),
+                until=lambda ev: s2s.ReconnectAdvised() in ev,
+            )
+            store.draining = False
+
+    run(scenario)
+    # The SDK saw the flag, reconnected on its own, and lost or repeated nothing.
+    assert seen["sdk"] == [b"before", b"during", b"after"]
+    assert seen["sdk_sessions"] >= 2
+    ours = seen["ours"]
+    assert ours[-1] == s2s.ReconnectAdvised()
+    assert isinstance(ours[-2], s2s.ReadBatch)

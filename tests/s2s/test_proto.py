@@ -308,6 +308,10 @@ def test_max_u64_round_trips() -> None:
         (proto.decode_read_batch, b"\x12\x0b\x08" + b"\xff" * 9 + b"\x7f"),  # varint > 2**64-1
         (proto.decode_read_batch, b"\x12\x0c\x08" + b"\x80" * 10 + b"\x00"),  # 11-byte varint
         (proto.decode_read_batch, b"\x12\x02\x08\x80"),  # truncated varint
+        (proto.decode_read_batch, b"\x0a\x02\x08\x80"),  # record seq_num cut at the end
+        (proto.decode_read_batch, b"\x0a\x02\x08\x80\x0a\x00"),  # runs into the next record
+        (proto.decode_read_batch, b"\x0a\x0c\x10" + b"\x80" * 10 + b"\x01"),  # 11-byte varint
+        (proto.decode_read_batch, b"\x0a\x0b\x10" + b"\xff" * 9 + b"\x7f"),  # above 2**64-1
         (proto.decode_read_batch, b"\x79"),  # fixed64 runs past the end
         (proto.decode_read_batch, b"\x7d\x00"),  # fixed32 runs past the end
         (proto.decode_read_batch, b"\x7b\x08\x01"),  # unterminated group
