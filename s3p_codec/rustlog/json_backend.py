@@ -72,6 +72,8 @@ DEPTH_MESSAGE = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
 
 def too_deep(value: object, limit: int) -> bool:
     """True if ``value`` nests containers more than ``limit`` levels (``value`` is level 1)."""
+    if type(value) is not dict and type(value) is not list:
+        return False  # a scalar nests nothing
     stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()

@@ -72,15 +72,18 @@ def decode_payload(
         obj = json.loads(payload)
     except JsonDecodeFailure as exc:
         raise RemoteProtocolError(exc.message, code=ErrorCode.INVALID_REQUEST) from None
-    if type(obj) is not dict:
-        raise RemoteProtocolError(
-            "Object root: Top-level must be JSON object", code=ErrorCode.INVALID_REQUEST
-        )
-    name = obj.get("type")
-    if type(name) is not str:
+    if type(obj) is not dict or type(obj.get("type")) is not str:
+        # Over-deep nesting is named first, as the exact parser would have failed on it.
+        if too_deep(obj, MAX_JSON_DEPTH):
+            raise RemoteProtocolError(DEPTH_MESSAGE, code=ErrorCode.INVALID_REQUEST)
+        if type(obj) is not dict:
+            raise RemoteProtocolError(
+                "Object root: Top-level must be JSON object", code=ErrorCode.INVALID_REQUEST
+            )
         raise RemoteProtocolError(
             'Type field: Must contain "type" with a string value', code=ErrorCode.INVALID_REQUEST
         )
+    name: str = obj["type"]
     decoder = decoders.get(name)
     try:
         if decoder is None:

@@ -69,6 +69,9 @@ TRICKY = [
     nested(900),
     nested(1030),
     b'{"type":"Ping","x":"' + b"[" * 100 + b'"}',
+    b"[" * 1000 + b"]" * 1000,
+    b"[" * 65 + b"]" * 65,
+    b'{"type":' + b"[" * 999 + b"]" * 999 + b"}",
 ]
 TRICKY_RESPONSES = [
     b'{"type":"MetricsFetchResponse","metrics":{"a":18446744073709551616}}',
