@@ -4,6 +4,7 @@
 
     s3p-codec decode FILE... [--decode-as PORT=PROTO]... [--format table|jsonl|parquet] [--out PATH]
     s3p-codec stats FILE... [--decode-as PORT=PROTO]... [--format table|json]
+    s3p-codec fuzz PROTOCOL HOST:PORT [--seconds N] [--seed S] [--allow-remote]
 
 Each sub-command is one ``register`` function in ``COMMANDS``: it adds its parser to the
 sub-parsers and sets ``handler`` (a function taking the parsed arguments and returning the exit
@@ -142,7 +143,14 @@ def register_spark(sub: SubParsers) -> None:
     register(sub)
 
 
-COMMANDS: list[Register] = [register_decode, register_stats, register_spark]
+def register_fuzz(sub: SubParsers) -> None:
+    """``fuzz``: drive generated valid and malformed traffic at a running server."""
+    from s3p_codec.testing.command import register  # noqa: PLC0415
+
+    register(sub)
+
+
+COMMANDS: list[Register] = [register_decode, register_stats, register_spark, register_fuzz]
 """Every sub-command (or command group) of ``s3p-codec``, in the order ``--help`` lists them."""
 
 

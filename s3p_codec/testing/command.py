@@ -1,0 +1,91 @@
+"""``s3p-codec fuzz PROTOCOL HOST:PORT [--seconds N] [--seed S] [--allow-remote]``.
+
+Drives ``live.fuzz`` at a running server, prints the readable summary and writes the JSON
+report (``--report PATH``, default ``fuzz-report-<protocol>.json``). Exit status: 0 without
+findings, 1 with findings, 2 for a usage error. Only loopback addresses are fuzzed unless
+``--allow-remote`` is given: fuzzing someone else's server is not a default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import ipaddress
+import socket
+import sys
+from typing import Any
+
+from s3p_codec.testing.target import Target
+
+__all__ = ["PROTOCOLS", "make_target", "parse_address", "register", "run"]
+
+PROTOCOLS = ("s3p", "rustlog", "s2s", "pravega", "durable")
+
+
+def make_target(protocol: str) -> Target:
+    """The ``Target`` of ``s3p_codec.testing.<protocol>`` with its default limits."""
+    module = importlib.import_module(f"s3p_codec.testing.{protocol}")
+    target: Target = module.Target()
+    return target
+
+
+def parse_address(text: str, *, allow_remote: bool) -> tuple[str, int]:
+    """``HOST:PORT`` -> ``(host, port)``; ValueError if malformed or (without
+    ``allow_remote``) not a loopback address."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise ValueError(f"expected HOST:PORT, got {text!r}")
+    host = host.strip("[]")
+    try:
+        resolved = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except OSError as exc:
+        raise ValueError(f"cannot resolve {host!r}: {exc}") from None
+    addresses = {ipaddress.ip_address(info[4][0]) for info in resolved}
+    if not allow_remote and not all(address.is_loopback for address in addresses):
+        raise ValueError(
+            f"{host} is not a loopback address; pass --allow-remote to fuzz a remote server"
+        )
+    return host, int(port_text)
+
+
+def register(sub: Any) -> None:
+    """Add the ``fuzz`` sub-command to the ``s3p-codec`` parser."""
+    parser = sub.add_parser(
+        "fuzz",
+        help="fuzz the framing of a running server",
+        description="Send generated valid and malformed traffic to a running server and check "
+        "every answer against what the protocol requires.",
+    )
+    parser.add_argument("protocol", choices=PROTOCOLS)
+    parser.add_argument("address", metavar="HOST:PORT")
+    parser.add_argument("--seconds", type=float, default=10.0, help="time budget (10)")
+    parser.add_argument("--seed", type=int, default=0, help="same seed, same traffic (0)")
+    parser.add_argument("--timeout", type=float, default=2.0, help="per-answer time-out (2 s)")
+    parser.add_argument("--report", metavar="PATH", help="JSON report path")
+    parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback address")
+    parser.set_defaults(handler=lambda args: run(parser, args))
+
+
+def run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Run one campaign; 0 without findings, 1 with."""
+    from s3p_codec.testing import live  # noqa: PLC0415 - hypothesis loads only when fuzzing
+
+    try:
+        host, port = parse_address(args.address, allow_remote=args.allow_remote)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.seconds <= 0 or args.timeout <= 0:
+        parser.error("--seconds and --timeout must be positive")
+    report = live.fuzz(
+        make_target(args.protocol),
+        host,
+        port,
+        seconds=args.seconds,
+        seed=args.seed,
+        case_timeout=args.timeout,
+    )
+    path = args.report or f"fuzz-report-{args.protocol}.json"
+    report.write_json(path)
+    print(report.summary())
+    print(f"report written to {path}", file=sys.stderr)
+    return 0 if report.ok else 1

@@ -1,0 +1,255 @@
+"""Hypothesis strategies for RustLog peers: valid requests, their frames, malformed frames.
+
+RustLog splits errors in two (see the project's protocol notes):
+
+- fatal, "Protocol violations that terminate connection": a length of 0 or over
+  10,485,760 (judged from the 4-byte header alone), invalid UTF-8, invalid JSON, a root that is
+  not an object, a missing or non-string ``type``. The server closes; it may send an ``Error``
+  first (400, or 413 for the length), so a reply is checked when present but not required;
+- recoverable: unknown ``type``, missing or ill-typed fields, bad base64, out-of-range numbers.
+  The server answers ``Error`` (400) and keeps the connection: the live driver then sends a
+  ``Ping`` on it, which must get its ``Pong``.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+
+import attrs
+from hypothesis import strategies as st
+
+from s3p_codec import ProtocolError, Role, rustlog
+from s3p_codec.testing.strategies import Answer, Malformed, Valid
+
+__all__ = ["Target", "malformed", "recoverable", "request_wire", "requests"]
+
+BAD = rustlog.ErrorCode.INVALID_REQUEST
+TOO_LARGE = rustlog.ErrorCode.RECORD_TOO_LARGE
+U32 = (1 << 32) - 1
+U64 = (1 << 64) - 1
+
+
+def _frame(payload: bytes) -> bytes:
+    return len(payload).to_bytes(4, "big") + payload
+
+
+def _json(value: object) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+# --- valid -------------------------------------------------------------------------------------
+
+TOPIC_CHARS = string.ascii_letters + string.digits + "_-"
+
+
+def topics() -> st.SearchStrategy[str]:
+    """Topic names: 1-255 characters of ``[A-Za-z0-9_-]``."""
+    return st.text(TOPIC_CHARS, min_size=1, max_size=40)
+
+
+def requests() -> st.SearchStrategy[rustlog.Request]:
+    """Every request type with in-range fields."""
+    u32 = st.integers(0, U32)
+    u64 = st.integers(0, U64)
+    records = st.lists(st.binary(max_size=32), max_size=4).map(tuple)
+    groups = st.text(TOPIC_CHARS, min_size=1, max_size=12)
+    return st.one_of(
+        st.builds(rustlog.Produce, topics(), u32, records),
+        st.builds(rustlog.Fetch, groups, topics(), u32, u64, u32),
+        st.builds(rustlog.OffsetCommit, groups, topics(), u32, u64),
+        st.builds(rustlog.OffsetFetch, groups, topics(), u32),
+        st.builds(rustlog.CreateTopic, topics(), st.integers(1, 1000)),
+        st.just(rustlog.ListTopics()),
+        st.builds(rustlog.DescribeTopic, topics()),
+        st.builds(rustlog.DescribePartition, topics(), u32),
+        st.just(rustlog.MetricsFetch()),
+        st.just(rustlog.Ping()),
+    )
+
+
+def _client() -> rustlog.Connection:
+    return rustlog.Connection(Role.CLIENT, pipelining=True)
+
+
+def request_wire() -> st.SearchStrategy[tuple[rustlog.Request, bytes]]:
+    """``(request, its exact frame)`` as a client-role codec writes it."""
+    return requests().map(lambda r: (r, _client().send(r)))
+
+
+# --- malformed ---------------------------------------------------------------------------------
+
+_PING = _json({"type": "Ping"})
+
+
+def _fatal(label: str, data: bytes, code: int = BAD, *, half_close: bool = False) -> Malformed:
+    return Malformed(label, data, code, fatal=True, reply=False, half_close=half_close)
+
+
+def _recoverable(label: str, request: dict[str, object]) -> Malformed:
+    return Malformed(label, _frame(_json(request)), BAD, fatal=False, reply=True)
+
+
+def _framing(lim: rustlog.Limits) -> st.SearchStrategy[Malformed]:
+    over = lim.max_frame_size + 1
+    return st.sampled_from(
+        [
+            _fatal("frame length 0", b"\0\0\0\0" + _frame(_PING)),
+            _fatal("frame length over the limit (header only)", over.to_bytes(4, "big"), TOO_LARGE),
+            _fatal("frame length 2^32-1 (header only)", b"\xff\xff\xff\xff", TOO_LARGE),
+            _fatal("frame length -1 byte", _frame(_PING)[:3] + bytes([len(_PING) - 1]) + _PING),
+            _fatal(
+                "frame length +1 byte", (len(_PING) + 1).to_bytes(4, "big") + _PING + _frame(_PING)
+            ),
+        ]
+    )
+
+
+def _payloads() -> st.SearchStrategy[Malformed]:
+    cases = [
+        ("invalid UTF-8", b'{"type":"Ping","x":"\xff"}'),
+        ("modified UTF-8 NUL (C0 80)", b'{"type":"Ping","x":"\xc0\x80"}'),
+        ("UTF-8 surrogate (ED A0 80)", b'{"type":"Ping","x":"\xed\xa0\x80"}'),
+        ("overlong UTF-8", b'{"type":"Ping","x":"\xe0\x80\xaf"}'),
+        ("truncated JSON", b'{"type":"Ping"'),
+        ("trailing bytes after JSON", b'{"type":"Ping"}x'),
+        ("two JSON values", b'{"type":"Ping"}{"type":"Ping"}'),
+        ("JSON array root", b'[{"type":"Ping"}]'),
+        ("JSON string root", b'"Ping"'),
+        ("JSON null root", b"null"),
+        ("missing type", b'{"topic":"t"}'),
+        ("type is a number", b'{"type":1}'),
+        ("type is null", b'{"type":null}'),
+        ("nesting deeper than 64", b'{"type":"Ping","x":' + b"[" * 65 + b"]" * 65 + b"}"),
+        ("single quotes", b"{'type':'Ping'}"),
+        ("bare NaN", b'{"type":"Ping","x":NaN}'),
+    ]
+    return st.sampled_from([_fatal(label, _frame(data)) for label, data in cases])
+
+
+def _fields() -> st.SearchStrategy[Malformed]:
+    produce = {"type": "Produce", "topic": "t", "partition": 0, "records": ["eA=="]}
+
+    def change(label: str, key: str, value: object) -> Malformed:
+        request = dict(produce)
+        if value is _MISSING:
+            del request[key]
+        else:
+            request[key] = value
+        return _recoverable(label, request)
+
+    cases = [
+        _recoverable("unknown type", {"type": "Frobnicate"}),
+        _recoverable("a response type sent to a server", {"type": "Pong"}),
+        change("missing topic", "topic", _MISSING),
+        change("missing partition", "partition", _MISSING),
+        change("missing records", "records", _MISSING),
+        change("partition is a float", "partition", 1.0),
+        change("partition is a bool", "partition", True),
+        change("partition is a string", "partition", "0"),
+        change("partition is negative", "partition", -1),
+        change("partition over u32", "partition", U32 + 1),
+        change("records not an array", "records", "eA=="),
+        change("record not base64", "records", ["!!!"]),
+        change("record base64 without padding", "records", ["eA"]),
+        change("record is a number", "records", [1]),
+        change("topic is empty", "topic", ""),
+        change("topic has a bad character", "topic", "a/b"),
+        change("topic of 256 characters", "topic", "t" * 256),
+        change("topic is a number", "topic", 7),
+        change("records over 1000", "records", ["eA=="] * 1001),
+        _recoverable(
+            "partition count 0", {"type": "CreateTopic", "topic": "t", "partition_count": 0}
+        ),
+        _recoverable(
+            "partition count 1001", {"type": "CreateTopic", "topic": "t", "partition_count": 1001}
+        ),
+        _recoverable(
+            "offset over u64",
+            {"type": "Fetch", "topic": "t", "partition": 0, "offset": U64 + 1, "max_bytes": 1},
+        ),
+    ]
+    return st.sampled_from(cases)
+
+
+_MISSING = object()
+
+
+def _truncated() -> st.SearchStrategy[Malformed]:
+    """A frame cut inside its header or payload, then end of stream: the server closes."""
+
+    def build(request: rustlog.Request, data: st.DataObject) -> Malformed:
+        wire = _client().send(request)
+        cut = data.draw(st.integers(1, len(wire) - 1))
+        return _fatal("frame cut by end of stream", wire[:cut], half_close=True)
+
+    return st.builds(build, requests(), st.data())
+
+
+def recoverable() -> st.SearchStrategy[Malformed]:
+    """Only the recoverable cases: the server answers 400 and keeps the connection."""
+    return _fields()
+
+
+def malformed(limits: rustlog.Limits | None = None) -> st.SearchStrategy[Malformed]:
+    """Malformed frames and requests, each with the status it must get and whether fatal."""
+    lim = limits or rustlog.Limits()
+    return st.one_of(_framing(lim), _payloads(), _fields(), _truncated())
+
+
+# --- live target -------------------------------------------------------------------------------
+
+
+class _Reader:
+    def __init__(self, sent: Malformed | Valid) -> None:
+        self._conn = _client()
+        request = sent.event if isinstance(sent, Valid) else rustlog.Ping()
+        self._conn.send(request)  # type: ignore[arg-type]
+        self._answer = Answer()
+
+    def feed(self, data: bytes) -> Answer:
+        if self._answer.problem:
+            return self._answer
+        try:
+            self._conn.receive_data(data)
+            for event in self._conn.events():
+                code = event.code if isinstance(event, rustlog.Error) else None
+                self._answer = Answer(True, code, False, None, repr(event)[:200])
+        except ProtocolError as exc:
+            # A fatal error answered before closing may not match the Ping the reader expects.
+            self._answer = attrs.evolve(self._answer, finished=True, problem=str(exc)[:200])
+            return self._answer
+        if not data:
+            self._answer = attrs.evolve(self._answer, finished=True)
+        return self._answer
+
+
+class Target:
+    """RustLog as the live fuzzer drives it."""
+
+    name = "rustlog"
+    default_port = 9092
+
+    def __init__(self, limits: rustlog.Limits | None = None) -> None:
+        self.limits = limits or rustlog.Limits()
+
+    def _valid(self, event: rustlog.Request) -> Valid:
+        return Valid(type(event).__name__, _client().send(event), event)
+
+    def setup(self) -> list[Valid]:
+        return [self._valid(rustlog.CreateTopic("fuzz", 1))]
+
+    def malformed(self) -> st.SearchStrategy[Malformed]:
+        return malformed(self.limits)
+
+    def valid(self) -> st.SearchStrategy[Valid]:
+        return requests().map(self._valid)
+
+    def probe(self) -> Valid:
+        return self._valid(rustlog.Ping())
+
+    def reader(self, sent: Malformed | Valid) -> _Reader:
+        return _Reader(sent)
+
+    def follow_up(self, sent: Malformed | Valid) -> Valid | None:
+        return self.probe()

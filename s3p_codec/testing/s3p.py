@@ -1,0 +1,353 @@
+"""Hypothesis strategies for S3P v0.1.0 peers: valid commands, their bytes, malformed bytes.
+
+Every malformed case is fatal and must get an Error reply: "After sending any Error reply,
+servers MUST close the connection immediately" and, in v0.1.0, "all errors result in
+connection closure". Cases aimed at limits are built from the server's ``s3p.Limits`` (pass the
+limits the server under test was started with); when a header alone breaks a limit, the payload
+is left out, so a server that waits for it before answering hangs and is caught.
+"""
+
+from __future__ import annotations
+
+import attrs
+from hypothesis import strategies as st
+
+from s3p_codec import ProtocolError, Role, s3p
+from s3p_codec.testing.strategies import Answer, Malformed, Valid
+
+__all__ = [
+    "Target",
+    "malformed",
+    "replies",
+    "request_wire",
+    "requests",
+]
+
+BAD = s3p.ErrorCode.BAD_FORMAT
+LIMITS = s3p.ErrorCode.LIMITS
+U64 = (1 << 64) - 1
+
+
+def _bulk(value: bytes) -> bytes:
+    return b"$%d\r\n%s\r\n" % (len(value), value)
+
+
+def _array(*items: bytes) -> bytes:
+    return b"*%d\r\n%s" % (len(items), b"".join(items))
+
+
+def _command(name: bytes, stream: bytes, *options: bytes, records: tuple[bytes, ...] = ()) -> bytes:
+    parts = [_bulk(name), _bulk(stream), _array(*(_bulk(o) for o in options))]
+    if records:
+        parts.append(_array(*(_bulk(r) for r in records)))
+    return _array(*parts)
+
+
+# --- valid -------------------------------------------------------------------------------------
+
+
+def timestamps() -> st.SearchStrategy[s3p.Timestamp]:
+    """Any ``<ms>-<seq>`` with both parts unsigned 64-bit."""
+    return st.builds(s3p.Timestamp, st.integers(0, U64), st.integers(0, U64))
+
+
+def requests(limits: s3p.Limits | None = None) -> st.SearchStrategy[s3p.Request]:
+    """Every command type, within ``limits`` (default ``s3p.Limits()``)."""
+    lim = limits or s3p.Limits()
+    names = st.binary(min_size=1, max_size=min(lim.max_stream_name, 24))
+    records = st.lists(
+        st.binary(min_size=1, max_size=min(lim.max_record_size, 32)),
+        min_size=1,
+        max_size=min(lim.max_records_per_append, 4),
+    ).map(tuple)
+    return st.one_of(
+        st.builds(s3p.Create, names, st.none() | st.sampled_from(s3p.TimestampStrategy)),
+        st.builds(s3p.Append, names, records, st.none() | timestamps()),
+        st.builds(
+            s3p.Read,
+            names,
+            st.none() | st.integers(1, lim.max_count),
+            st.none() | st.integers(0, lim.max_block_ms),
+            st.none() | timestamps(),
+        ),
+        st.builds(s3p.Trim, names, timestamps()),
+        st.builds(s3p.Delete, names),
+    )
+
+
+def request_wire(limits: s3p.Limits | None = None) -> st.SearchStrategy[tuple[s3p.Request, bytes]]:
+    """``(command, its exact wire bytes)`` as a client-role codec writes them."""
+    return requests(limits).map(lambda r: (r, s3p.Connection(Role.CLIENT).send(r)))
+
+
+def replies() -> st.SearchStrategy[s3p.Reply]:
+    """Every reply type (for fuzzing clients)."""
+    return st.one_of(
+        st.just(s3p.Ok()),
+        st.builds(s3p.AppendReply, timestamps()),
+        st.builds(
+            s3p.ReadReply,
+            st.lists(st.tuples(timestamps(), st.binary(min_size=1, max_size=16)), max_size=4).map(
+                lambda items: tuple(sorted(items))
+            ),
+        ),
+        st.builds(
+            s3p.ErrorReply,
+            st.sampled_from(s3p.ErrorCode),
+            st.text("abcdefghijklmnopqrstuvwxyz ", min_size=1, max_size=20),
+        ),
+    )
+
+
+# --- malformed ---------------------------------------------------------------------------------
+
+
+def _numbers_that_are_not() -> st.SearchStrategy[bytes]:
+    """Not "ASCII decimal digits only": signs, spaces, empty, hex, non-ASCII digits."""
+    return st.sampled_from(
+        [b"", b"+1", b"-1", b" 1", b"1 ", b"0x1", b"1a", b"1.0", b"\xd9\xa1", b"1e3"]
+    )
+
+
+def _off_by_one(names: st.SearchStrategy[bytes]) -> st.SearchStrategy[Malformed]:
+    def build(name: bytes, delta: int) -> Malformed:
+        declared = len(name) + delta
+        wire = _array(_bulk(b"READ"), b"$%d\r\n%s\r\n" % (declared, name), _array())
+        return Malformed(f"bulk length {delta:+d}", wire, BAD)
+
+    return st.builds(build, names.filter(lambda n: len(n) >= 2), st.sampled_from((-1, 1)))
+
+
+def _limits_cases(lim: s3p.Limits) -> st.SearchStrategy[Malformed]:
+    over_name = b"n" * (lim.max_stream_name + 1)
+    head = _bulk(b"APPEND") + _bulk(b"s") + _array()
+    cases = [
+        Malformed("stream name over the limit", _command(b"READ", over_name), BAD),
+        Malformed("stream name of 0 bytes", _array(_bulk(b"READ"), b"$0\r\n\r\n", _array()), BAD),
+        Malformed(
+            "record size over the limit (header only)",
+            b"*4\r\n" + head + b"*1\r\n$%d\r\n" % (lim.max_record_size + 1),
+            LIMITS,
+        ),
+        Malformed(
+            "record count over the limit (header only)",
+            b"*4\r\n" + head + b"*%d\r\n" % (lim.max_records_per_append + 1),
+            LIMITS,
+        ),
+        Malformed("COUNT 0", _command(b"READ", b"s", b"COUNT", b"0"), BAD),
+        Malformed(
+            "COUNT over the limit",
+            _command(b"READ", b"s", b"COUNT", b"%d" % (lim.max_count + 1)),
+            LIMITS,
+        ),
+        Malformed(
+            "BLOCK over the limit",
+            _command(b"READ", b"s", b"BLOCK", b"%d" % (lim.max_block_ms + 1)),
+            LIMITS,
+        ),
+        Malformed(
+            "bulk length far over every limit (header only)",
+            b"*3\r\n$4\r\nREAD\r\n$99999999999999999999\r\n",
+            BAD,
+        ),
+        Malformed("array count far over every limit", b"*99999999999999999999\r\n", BAD),
+    ]
+    return st.sampled_from(cases)
+
+
+def _bad_numbers() -> st.SearchStrategy[Malformed]:
+    def build(where: str, text: bytes) -> Malformed:
+        if where == "array":
+            return Malformed("array count not decimal", b"*%s\r\n" % text, BAD)
+        if where == "bulk":
+            return Malformed("bulk length not decimal", b"*3\r\n$%s\r\n" % text, BAD)
+        return Malformed(
+            f"{where} value not decimal", _command(b"READ", b"s", where.encode(), text or b"x"), BAD
+        )
+
+    return st.builds(
+        build, st.sampled_from(("array", "bulk", "COUNT", "BLOCK")), _numbers_that_are_not()
+    )
+
+
+def _wrong_types() -> st.SearchStrategy[Malformed]:
+    cases = [
+        Malformed("top level is a Bulk String", _bulk(b"READ"), BAD),
+        Malformed("top level is a Simple String", b"+READ\r\n", BAD),
+        Malformed("top level is an Integer", b":1\r\n", BAD),
+        Malformed("top level is an Error", b"-ERR x\r\n", BAD),
+        Malformed("RESP null array", b"*-1\r\n", BAD),
+        Malformed("RESP null bulk", b"*3\r\n$-1\r\n", BAD),
+        Malformed("unknown type byte", b"!3\r\n", BAD),
+        Malformed("Integer where a Bulk String goes", b"*3\r\n$4\r\nREAD\r\n:1\r\n*0\r\n", BAD),
+        Malformed(
+            "Array where the stream name goes", b"*3\r\n$4\r\nREAD\r\n*1\r\n$1\r\ns\r\n*0\r\n", BAD
+        ),
+        Malformed(
+            "Bulk String where the options Array goes",
+            _array(_bulk(b"READ"), _bulk(b"s"), _bulk(b"COUNT")),
+            BAD,
+        ),
+        Malformed(
+            "mixed types in the options array",
+            _array(_bulk(b"READ"), _bulk(b"s"), _array(_bulk(b"COUNT"), _array(_bulk(b"1")))),
+            BAD,
+        ),
+        Malformed(
+            "arrays nested in the records array",
+            _array(_bulk(b"APPEND"), _bulk(b"s"), _array(), _array(*([_array(_bulk(b"r"))] * 3))),
+            BAD,
+        ),
+        Malformed("LF-only line separator", b"*3\n$4\r\nREAD\r\n$1\r\ns\r\n*0\r\n", BAD),
+        Malformed("CR-only line separator", b"*3\r$4\r\nREAD\r\n$1\r\ns\r\n*0\r\n", BAD),
+    ]
+    return st.sampled_from(cases)
+
+
+def _schema() -> st.SearchStrategy[Malformed]:
+    ts = b"1-0"
+    cases = [
+        Malformed("unknown command", _command(b"FROB", b"s"), BAD),
+        Malformed("unknown option key", _command(b"READ", b"s", b"LIMIT", b"1"), BAD),
+        Malformed("odd number of option elements", _command(b"READ", b"s", b"COUNT"), BAD),
+        Malformed("TRIM without UNTIL", _command(b"TRIM", b"s"), BAD),
+        Malformed(
+            "APPEND with no records", _array(_bulk(b"APPEND"), _bulk(b"s"), _array(), _array()), BAD
+        ),
+        Malformed("APPEND without its records array", _command(b"APPEND", b"s"), BAD),
+        Malformed("READ with a 4th element", _command(b"READ", b"s", records=(b"x",)), BAD),
+        Malformed("command with one element", _array(_bulk(b"READ")), BAD),
+        Malformed("empty command array", b"*0\r\n", BAD),
+        Malformed(
+            "bad TIMESTAMP_STRATEGY", _command(b"CREATE", b"s", b"TIMESTAMP_STRATEGY", b"both"), BAD
+        ),
+        Malformed("timestamp without seq", _command(b"TRIM", b"s", b"UNTIL", b"1-"), BAD),
+        Malformed("timestamp without dash", _command(b"TRIM", b"s", b"UNTIL", b"12"), BAD),
+        Malformed("signed timestamp", _command(b"TRIM", b"s", b"UNTIL", b"-1-0"), BAD),
+        Malformed(
+            "timestamp over 64 bits", _command(b"TRIM", b"s", b"UNTIL", b"%d-0" % (U64 + 1)), BAD
+        ),
+        Malformed(
+            "MIN_TIMESTAMP not a timestamp",
+            _command(b"READ", b"s", b"MIN_TIMESTAMP", b"a-b"),
+            BAD,
+        ),
+        Malformed("command name as UTF-8 lookalike", _command(b"RE\xc3\x85D", b"s"), BAD),
+        Malformed(
+            "zero-length record",
+            _array(_bulk(b"APPEND"), _bulk(b"s"), _array(), b"*1\r\n$0\r\n\r\n"),
+            BAD,
+        ),
+        Malformed(
+            "TIMESTAMP option on APPEND is not a timestamp",
+            _command(b"APPEND", b"s", b"TIMESTAMP", ts + b"x", records=(b"r",)),
+            BAD,
+        ),
+    ]
+    return st.sampled_from(cases)
+
+
+def _top_count_minus_one() -> st.SearchStrategy[Malformed]:
+    """The top-level array declares one element fewer: the command loses its last part."""
+
+    def build(request: s3p.Request) -> Malformed:
+        wire = s3p.Connection(Role.CLIENT).send(request)
+        count, _, rest = wire[1:].partition(b"\r\n")
+        return Malformed("array count -1", b"*%d\r\n%s" % (int(count) - 1, rest), BAD)
+
+    # "DELETE" of two elements is accepted (the ABNF's form), so it is left out here.
+    return requests().filter(lambda r: not isinstance(r, s3p.Delete)).map(build)
+
+
+def _truncated() -> st.SearchStrategy[Malformed]:
+    """A command cut at a field boundary, then end of stream: the server closes (no reply owed)."""
+
+    def build(request: s3p.Request, data: st.DataObject) -> Malformed:
+        wire = s3p.Connection(Role.CLIENT).send(request)
+        boundaries = [i + 2 for i in range(len(wire) - 2) if wire[i : i + 2] == b"\r\n"][:-1]
+        cut = data.draw(st.sampled_from([1, *boundaries]))
+        return Malformed(
+            "command cut by end of stream", wire[:cut], BAD, reply=False, half_close=True
+        )
+
+    return st.builds(build, requests(), st.data())
+
+
+def malformed(limits: s3p.Limits | None = None) -> st.SearchStrategy[Malformed]:
+    """Malformed commands aimed at the framing and schema, each with the code it must get."""
+    lim = limits or s3p.Limits()
+    names = st.binary(min_size=1, max_size=min(lim.max_stream_name, 16))
+    return st.one_of(
+        _off_by_one(names),
+        _limits_cases(lim),
+        _bad_numbers(),
+        _wrong_types(),
+        _schema(),
+        _top_count_minus_one(),
+        _truncated(),
+    )
+
+
+# --- live target -------------------------------------------------------------------------------
+
+
+class _Reader:
+    def __init__(self, sent: Malformed | Valid) -> None:
+        self._conn = s3p.Connection(Role.CLIENT)
+        request = sent.event if isinstance(sent, Valid) else s3p.Read(b"s")
+        assert isinstance(request, s3p.Create | s3p.Append | s3p.Read | s3p.Trim | s3p.Delete)
+        self._conn.send(request)
+        self._answer = Answer()
+
+    def feed(self, data: bytes) -> Answer:
+        if self._answer.problem:
+            return self._answer
+        try:
+            self._conn.receive_data(data)
+            for event in self._conn.events():
+                code = event.code if isinstance(event, s3p.ErrorReply) else None
+                self._answer = Answer(True, code, False, None, repr(event)[:200])
+        except ProtocolError as exc:
+            self._answer = attrs.evolve(self._answer, finished=True, problem=str(exc)[:200])
+            return self._answer
+        if not data:
+            self._answer = attrs.evolve(self._answer, finished=True)
+        return self._answer
+
+
+def _no_block(request: s3p.Request) -> s3p.Request:
+    """READs never block in live fuzzing (an empty stream would hold the answer back)."""
+    if isinstance(request, s3p.Read) and request.block_ms:
+        return attrs.evolve(request, block_ms=0)
+    return request
+
+
+class Target:
+    """S3P as the live fuzzer drives it (give the limits of the server under test)."""
+
+    name = "s3p"
+    default_port = 7500
+
+    def __init__(self, limits: s3p.Limits | None = None) -> None:
+        self.limits = limits or s3p.Limits()
+
+    def _valid(self, event: s3p.Request) -> Valid:
+        return Valid(type(event).__name__, s3p.Connection(Role.CLIENT).send(event), event)
+
+    def setup(self) -> list[Valid]:
+        return [self._valid(s3p.Create(b"fuzz"))]
+
+    def malformed(self) -> st.SearchStrategy[Malformed]:
+        return malformed(self.limits)
+
+    def valid(self) -> st.SearchStrategy[Valid]:
+        return requests(self.limits).map(lambda r: self._valid(_no_block(r)))
+
+    def probe(self) -> Valid:
+        return self._valid(s3p.Read(b"fuzz", count=1))
+
+    def reader(self, sent: Malformed | Valid) -> _Reader:
+        return _Reader(sent)
+
+    def follow_up(self, sent: Malformed | Valid) -> Valid | None:
+        return None

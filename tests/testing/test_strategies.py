@@ -1,0 +1,127 @@
+"""The strategies of ``s3p_codec.testing`` checked against this library's own codecs.
+
+Each malformed case must really get, from our server-role codec, the error it says a strict
+peer answers (code, fatal or not, reply or not), in one piece and split anywhere; valid
+requests must encode to bytes our server-role codec parses back to the same request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from s3p_codec import NEED_DATA, RemoteProtocolError, Role, pravega, rustlog, s3p
+from s3p_codec.testing import Malformed, chunkings
+from s3p_codec.testing import pravega as pravega_cases
+from s3p_codec.testing import rustlog as rustlog_cases
+from s3p_codec.testing import s3p as s3p_cases
+
+SmallCases: list[tuple[ModuleType, Callable[[], Any]]] = [
+    (s3p_cases, lambda: s3p.Connection(Role.SERVER)),
+    (rustlog_cases, lambda: rustlog.Connection(Role.SERVER)),
+    (pravega_cases, lambda: pravega.Connection(Role.SERVER)),
+]
+IDS = ["s3p", "rustlog", "pravega"]
+
+
+def _error_of(server: Any, pieces: list[bytes], half_close: bool) -> RemoteProtocolError | None:
+    try:
+        for piece in pieces:
+            server.receive_data(piece)
+            while server.next_event() is not NEED_DATA:
+                pass
+        if half_close:
+            server.receive_data(b"")
+            while server.next_event() is not NEED_DATA:
+                pass
+    except RemoteProtocolError as exc:
+        return exc
+    return None
+
+
+def _assert_refused(case: Malformed, error: RemoteProtocolError | None) -> None:
+    assert error is not None, f"{case.label}: accepted {case.data[:80]!r}"
+    assert error.code == case.code, f"{case.label}: {error!r}"
+    assert error.fatal == case.fatal, f"{case.label}: {error!r}"
+
+
+@pytest.mark.parametrize(("cases", "server"), SmallCases, ids=IDS)
+def test_every_malformed_case_gets_its_error_from_our_server_codec(
+    cases: ModuleType, server: Callable[[], Any]
+) -> None:
+    @given(cases.malformed())
+    def check(case: Malformed) -> None:
+        _assert_refused(case, _error_of(server(), [case.data], case.half_close))
+
+    check()
+
+
+@pytest.mark.parametrize(("cases", "server"), SmallCases, ids=IDS)
+def test_malformed_cases_split_anywhere_get_the_same_error(
+    cases: ModuleType, server: Callable[[], Any]
+) -> None:
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        case = data.draw(cases.malformed())
+        pieces = data.draw(chunkings(case.data))
+        _assert_refused(case, _error_of(server(), pieces, case.half_close))
+
+    check()
+
+
+@pytest.mark.parametrize(("cases", "server"), SmallCases, ids=IDS)
+def test_request_wire_bytes_parse_back_to_the_request(
+    cases: ModuleType, server: Callable[[], Any]
+) -> None:
+    @given(cases.request_wire())
+    def check(pair: tuple[object, bytes]) -> None:
+        request, wire = pair
+        conn = server()
+        if cases is pravega_cases:
+            conn.receive_data(pravega_cases.HELLO)
+            assert conn.next_event() == pravega.Hello()
+        conn.receive_data(wire)
+        assert conn.next_event() == request
+        assert conn.next_event() is NEED_DATA
+
+    check()
+
+
+def test_s3p_server_codec_answers_each_malformed_case_with_an_error_reply() -> None:
+    @given(s3p_cases.malformed())
+    def check(case: Malformed) -> None:
+        error = _error_of(s3p.Connection(Role.SERVER), [case.data], case.half_close)
+        assert error is not None
+        assert isinstance(error.reply, s3p.ErrorReply)
+        assert error.reply.code == case.code
+
+    check()
+
+
+def test_rustlog_recoverable_cases_leave_the_connection_serving() -> None:
+    @given(rustlog_cases.recoverable())
+    def check(case: Malformed) -> None:
+        conn = rustlog.Connection(Role.SERVER)
+        conn.receive_data(case.data + rustlog.Connection(Role.CLIENT).send(rustlog.Ping()))
+        with pytest.raises(RemoteProtocolError) as caught:
+            conn.next_event()
+        assert isinstance(caught.value.reply, rustlog.Error)
+        conn.send(caught.value.reply)
+        assert conn.next_event() == rustlog.Ping()
+
+    check()
+
+
+def test_chunkings_join_back_to_the_input() -> None:
+    @given(st.data(), st.binary(max_size=64))
+    def check(data: st.DataObject, blob: bytes) -> None:
+        pieces = data.draw(chunkings(blob))
+        assert b"".join(pieces) == blob
+        assert all(pieces) or blob == b""
+
+    check()
