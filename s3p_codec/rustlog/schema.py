@@ -153,7 +153,7 @@ def _strict_b64(text: str) -> bytes:
     return a2b_base64(text, strict_mode=True)
 
 
-# --- decoding helpers -----------------------------------------------------------------------
+# --- field checkers -------------------------------------------------------------------------
 
 
 def _missing(key: str) -> FieldError:
@@ -328,7 +328,7 @@ def _produce(obj: dict[str, Any], ctx: Context) -> Produce:
         and type(partition) is int
         and 0 <= partition <= U32_MAX
         and type(records) is list
-    ):  # the helpers name the culprit
+    ):  # the field checkers name the culprit
         topic = _topic(obj)
         partition = _u32(obj, "partition")
         records = _array(obj, "records")
@@ -384,7 +384,7 @@ def _fetch(obj: dict[str, Any], _ctx: Context) -> Fetch:
         and 0 <= max_bytes <= U64_MAX
     ):
         return Fetch(group, topic, partition, offset, max_bytes)
-    # Anything unusual (non-ASCII group, a bad field) takes the helpers, which name the culprit.
+    # Anything unusual (non-ASCII group, a bad field): the field checkers name the culprit.
     return Fetch(
         _string(obj, "group_id"),
         _topic(obj),
@@ -451,7 +451,7 @@ def _produce_response(obj: dict[str, Any], _ctx: Context) -> ProduceResponse:
 def _fetch_response(obj: dict[str, Any], ctx: Context) -> FetchResponse:
     records = _array(obj, "records")
     next_offset = _u64(obj, "next_offset")
-    # The hot path: one pass, no per-field helper calls; any surprise goes to the slow path,
+    # The hot path: one pass, no per-field function calls; any surprise goes to the slow path,
     # which finds and names the culprit.
     out: list[Record] = []
     append = out.append

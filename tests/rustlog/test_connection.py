@@ -6,7 +6,7 @@ import pytest
 
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role, rustlog
 from s3p_codec._core.connection import Connection as ConnectionProtocol
-from tests.rustlog.helpers import frame
+from tests.rustlog.frames import frame
 
 State = rustlog.State
 PING = frame({"type": "Ping"})

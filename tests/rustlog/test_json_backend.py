@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from s3p_codec import NEED_DATA, RemoteProtocolError, Role, rustlog
 from s3p_codec.rustlog import json_backend
 from s3p_codec.rustlog.limits import MAX_JSON_DEPTH
-from tests.rustlog.helpers import BACKENDS, frame
+from tests.rustlog.frames import BACKENDS, frame
 from tests.rustlog.strategies import REQUEST_FOR, requests, responses
 
 needs_orjson = pytest.mark.skipif(rustlog.ORJSON is None, reason="orjson not installed")

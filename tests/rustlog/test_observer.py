@@ -5,7 +5,7 @@ from __future__ import annotations
 from s3p_codec import Direction, rustlog
 from s3p_codec._core import Observed, ObservedError, ObservedGap
 from s3p_codec._core.connection import Observer as ObserverProtocol
-from tests.rustlog.helpers import frame
+from tests.rustlog.frames import frame
 
 C2S = Direction.CLIENT_TO_SERVER
 S2C = Direction.SERVER_TO_CLIENT

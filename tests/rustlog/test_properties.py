@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, Direction, RemoteProtocolError, Role, rustlog
-from tests.rustlog.helpers import BACKENDS
+from tests.rustlog.frames import BACKENDS
 from tests.rustlog.strategies import REQUEST_FOR, requests, responses
 
 backends = st.sampled_from(BACKENDS)

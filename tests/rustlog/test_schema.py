@@ -8,7 +8,7 @@ import pytest
 
 from s3p_codec import LocalProtocolError, Role, rustlog
 from s3p_codec.rustlog.limits import U32_MAX, U64_MAX
-from tests.rustlog.helpers import (
+from tests.rustlog.frames import (
     frame,
     parse_request,
     parse_response,

@@ -10,7 +10,7 @@ import pytest
 
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role, rustlog
 from s3p_codec.rustlog import wire
-from tests.rustlog.helpers import BACKENDS, frame, parse_request, parse_response, request_error
+from tests.rustlog.frames import BACKENDS, frame, parse_request, parse_response, request_error
 
 SPEC_FRAME_PAYLOAD = (
     b'{"type":"Produce","topic":"logs","partition":0,"records":["SGVsbG8gV29ybGQ="]}'

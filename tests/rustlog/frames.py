@@ -1,4 +1,4 @@
-"""Small helpers shared by the RustLog tests."""
+"""Frames and connections the RustLog tests share."""
 
 from __future__ import annotations
 
