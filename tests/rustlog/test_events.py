@@ -73,11 +73,3 @@ def test_free_form_fields_are_frozen_on_construction() -> None:
     assert error.details["available_topics"] == ("a",)
     assert rustlog.Error(404, "x").details is None
     assert hash(rustlog.MetricsFetchResponse({"k": [1]}))
-
-
-def test_limits_are_validated() -> None:
-    assert rustlog.Limits().max_frame_size == rustlog.MAX_FRAME_SIZE == 10_485_760
-    with pytest.raises(ValueError, match="max_frame_size"):
-        rustlog.Limits(max_frame_size=0)
-    with pytest.raises(ValueError, match="max_records_per_produce"):
-        rustlog.Limits(max_records_per_produce=0)
