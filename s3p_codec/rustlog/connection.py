@@ -7,7 +7,9 @@ States, as the spec draws them ("Connection Lifecycle")::
          └── ERROR ←──┘
 
 ``TCP_CONNECTING`` belongs to the transport: a codec is made once the socket is up, so it
-starts in ``CONNECTED``. ``REQUEST_ACTIVE`` means "Processing request, response pending": at
+starts in ``CONNECTED``. The diagram's arrow from ERROR back to CONNECTED contradicts the
+state's own definition ("connection terminated"); ERROR is final here, and recoverable errors
+never enter it. ``REQUEST_ACTIVE`` means "Processing request, response pending": at
 least one request has been sent (client) or received (server) and not yet answered. ``ERROR``
 ("Protocol violation, connection terminated") and ``CLOSED`` are final.
 

@@ -35,7 +35,11 @@ LENGTH_FIELD_SIZE = 4
 MAX_RECORDS_PER_PRODUCE = 1000
 """"Records array ≤ 1000 elements per batch"."""
 MAX_RECORD_SIZE = 10_485_760
-""""Each record ≤ 10MB after Base64 decoding" (10MB read as the spec's MAX_FRAME_SIZE does)."""
+""""Each record ≤ 10MB after Base64 decoding" (10MB read as the spec's MAX_FRAME_SIZE does).
+
+With the default frame limit this bound cannot be reached: base64 makes a record a third
+larger, so a 10 MB record never fits in a 10 MB frame. It matters when ``Limits`` lowers it.
+"""
 MAX_TOPIC_LENGTH = 255
 """"Topic name (1-255 characters, alphanumeric + underscore/hyphen)"."""
 MAX_PARTITION_COUNT = 1000

@@ -14,7 +14,9 @@ header alone, before any of the payload is buffered.
 
 The spec's own example frame is mislabelled: its payload
 ``{"type":"Produce","topic":"logs","partition":0,"records":["SGVsbG8gV29ybGQ="]}`` is 78 bytes
-(0x4E), not the 74 (0x4A) of its length line; the tests use the real length.
+(0x4E), not the 74 (0x4A) of its length line; the tests use the real length. Its Python
+``read_frame`` sketch assumes ``recv(n)`` returns ``n`` bytes; here any split of the stream
+gives the same frames, and a zero length is rejected as its Rust reader does.
 """
 
 from __future__ import annotations
