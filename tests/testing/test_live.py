@@ -1,0 +1,166 @@
+"""``live.fuzz`` against every example server, and against servers that misbehave on purpose.
+
+A broken server (resets, garbage, silence, gigantic length headers) must be reported, and the
+run must still end within its budget (plus one case time-out) with bounded memory.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from s3p_codec.testing import live
+from s3p_codec.testing import pravega as pravega_cases
+from s3p_codec.testing import rustlog as rustlog_cases
+from s3p_codec.testing import s3p as s3p_cases
+from s3p_codec.testing.command import make_target
+
+from .servers import example_server
+
+BUDGET = 2.5
+TIMEOUT = 1.0
+
+
+@pytest.mark.parametrize("protocol", ["s3p", "rustlog", "pravega"])
+def test_fuzz_finds_nothing_wrong_with_the_example_server(protocol: str) -> None:
+    with example_server(protocol) as port:
+        report = live.fuzz(make_target(protocol), "127.0.0.1", port, seconds=BUDGET, seed=7)
+    assert report.ok, report.summary()
+    assert report.malformed > 20
+    assert report.valid > 0
+    assert report.probes > 0
+    assert len(report.labels) > 5
+
+
+def test_the_same_seed_sends_the_same_cases() -> None:
+    strategy = s3p_cases.malformed()
+    assert live.draw(strategy, 30, seed=3) == live.draw(strategy, 30, seed=3)
+    assert live.draw(strategy, 30, seed=3) != live.draw(strategy, 30, seed=4)
+
+
+# --- servers that misbehave --------------------------------------------------------------------
+
+Behaviour = Callable[[socket.socket], None]
+
+
+@contextmanager
+def fake_server(behaviour: Behaviour) -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that treats every connection with ``behaviour``."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
+    stop = threading.Event()
+    workers: list[threading.Thread] = []
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            worker = threading.Thread(target=_guarded, args=(behaviour, conn, stop), daemon=True)
+            worker.start()
+            workers.append(worker)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
+        for worker in workers:
+            worker.join(5)
+
+
+def _guarded(behaviour: Behaviour, conn: socket.socket, stop: threading.Event) -> None:
+    conn.settimeout(0.2)
+    try:
+        behaviour(conn)
+        while not stop.is_set():  # keep the connection as the behaviour left it
+            try:
+                if not conn.recv(65536):
+                    break
+            except TimeoutError:
+                continue
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+def _reset(conn: socket.socket) -> None:
+    conn.recv(1)
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    conn.close()
+
+
+def _garbage(conn: socket.socket) -> None:
+    conn.recv(65536)
+    conn.sendall(b"\x00\xff garbage \r\n\x07" * 10)
+
+
+def _silence(conn: socket.socket) -> None:
+    conn.recv(65536)
+
+
+def _endless(header: bytes) -> Behaviour:
+    def behaviour(conn: socket.socket) -> None:
+        conn.recv(65536)
+        conn.sendall(header)
+        chunk = b"x" * 65536
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            conn.sendall(chunk)  # stops when the client closes (OSError)
+
+    return behaviour
+
+
+BROKEN = {
+    "reset": _reset,
+    "garbage": _garbage,
+    "silence": _silence,
+    "s3p gigantic bulk length": _endless(b"$99999999999\r\n"),
+    "rustlog length 2^32-1": _endless(b"\xff\xff\xff\xff"),
+    "pravega length 2^31-1": _endless(b"\xff\xff\xff\x81\x7f\xff\xff\xff"),
+    "gigantic but legal s3p array": _endless(b"*1000000\r\n"),
+}
+TARGETS = {
+    "reset": rustlog_cases.Target(),
+    "garbage": s3p_cases.Target(),
+    "silence": pravega_cases.Target(),
+    "s3p gigantic bulk length": s3p_cases.Target(),
+    "rustlog length 2^32-1": rustlog_cases.Target(),
+    "pravega length 2^31-1": pravega_cases.Target(),
+    "gigantic but legal s3p array": s3p_cases.Target(),
+}
+
+
+@pytest.mark.parametrize("name", list(BROKEN))
+def test_a_misbehaving_server_is_reported_within_the_budget(name: str) -> None:
+    with fake_server(BROKEN[name]) as port:
+        began = time.monotonic()
+        report = live.fuzz(TARGETS[name], "127.0.0.1", port, seconds=1.5, seed=1, case_timeout=0.5)
+        took = time.monotonic() - began
+    assert not report.ok
+    assert report.findings or report.aborted
+    # Never past the budget by more than the final probe and one case (plus slack for setup).
+    assert took < 1.5 + 3 * 0.5 + 1.0, took
+    text = report.summary()
+    assert "FINDING" in text or "ABORTED" in text
+
+
+def test_a_server_that_is_not_there_is_reported() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    report = live.fuzz(s3p_cases.Target(), "127.0.0.1", port, seconds=1, seed=1, case_timeout=0.3)
+    assert not report.ok
+    assert any("refused" in f.observed for f in report.findings.values())
