@@ -55,7 +55,7 @@ def test_fuzz_runs_against_the_example_server_and_writes_both_reports(
 def test_fuzz_exits_1_and_names_the_smallest_input_when_the_server_is_broken(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from .testing.test_live import _silence, fake_server  # noqa: PLC0415
+    from .testing.test_live import _silence, fake_server
 
     out = tmp_path / "report.json"
     with fake_server(_silence) as port:
