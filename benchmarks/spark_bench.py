@@ -87,7 +87,7 @@ def load_templates(patterns: list[str]) -> list[Template]:
     return templates
 
 
-def _frame(src: bytes, sport: int, dst: bytes, dport: int, seq: int, ack: int, flags: int,
+def _frame(src: bytes, sport: int, dst: bytes, dport: int, seq: int, ack: int, flags: int,  # noqa: PLR0917
            payload: bytes) -> bytes:  # fmt: skip
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 40 + len(payload), 0, 0x4000, 64, 6, 0, src, dst)
     tcp = struct.pack("!HHIIBBHHH", sport, dport, seq, ack, 5 << 4, flags, 65535, 0, 0)

@@ -98,7 +98,10 @@ def summarize(events: DataFrame) -> list[dict[str, Any]]:
             F.sum(F.when(kind.isin("event", "undecoded", "error"), F.col("wire_bytes"))).alias(
                 "bytes"
             ),
-            F.count_if(kind.isin("error", "capture_error")).alias("errors"),
+            # Decoding errors and the protocol's own error replies (rows with an error code).
+            F.count_if(kind.isin("error", "capture_error") | F.col("error_code").isNotNull()).alias(
+                "errors"
+            ),
             F.count_if(kind == "gap").alias("gaps"),
             latencies.alias("_latencies"),
         )

@@ -100,3 +100,24 @@ def test_summary_equals_the_single_process_summary(spark: Any, tmp_path: Path) -
     assert s3p["conversations"] == FLOWS
     assert s3p["requests"] == s3p["replies"] == FLOWS * (APPENDS + 1)
     assert s3p["latency_p50_ms"] is not None
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "examples" / "captures"
+
+
+def test_the_sample_captures_of_every_protocol_decode_and_summarize_as_in_one_process(
+    spark: Any,
+) -> None:
+    paths = [str(p) for p in sorted(SAMPLES.glob("*.pcap*"))]
+    if not paths:
+        pytest.skip("no sample captures recorded")
+    expected = list(capture.decode_files(paths))
+    events = decode(spark, paths).cache()
+    try:
+        got = [tuple(r) for r in events.collect()]
+        table = summarize(events)
+    finally:
+        events.unpersist()
+    assert _sorted(got) == _sorted([r.as_tuple() for r in expected])
+    assert table == capture.summarize(expected)
+    assert {row["protocol"] for row in table} >= {"s3p"}
