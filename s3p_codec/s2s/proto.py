@@ -375,6 +375,59 @@ def _payload(data: bytes, length_at: int, end: int) -> bytes:
 
 
 def _decode_sequenced_record(data: bytes, pos: int, end: int) -> SequencedRecord:
+    """A record as S2 writes it (seq_num, timestamp, body; no headers) in straight-line code,
+    which is where a read session spends its time; anything else (headers, another field
+    order, unknown fields, any doubt) is parsed again from the start by the general loop.
+    Reading past ``end`` only ever leads to that fallback (or to an IndexError off the end of
+    ``data``, which the caller turns into bad_proto)."""
+    start = pos
+    if pos < end and data[pos] == 0x08:
+        seq_num = data[pos + 1]
+        pos += 2
+        seq_shift = 0
+        if seq_num >= 0x80:
+            seq_num &= 0x7F
+            while True:
+                seq_shift += 7
+                byte = data[pos]
+                pos += 1
+                seq_num |= (byte & 0x7F) << seq_shift
+                if byte < 0x80:
+                    break
+        if pos < end and data[pos] == 0x10:
+            timestamp = data[pos + 1]
+            pos += 2
+            ts_shift = 0
+            if timestamp >= 0x80:
+                timestamp &= 0x7F
+                while True:
+                    ts_shift += 7
+                    byte = data[pos]
+                    pos += 1
+                    timestamp |= (byte & 0x7F) << ts_shift
+                    if byte < 0x80:
+                        break
+            if pos < end and data[pos] == 0x22:
+                size = data[pos + 1]
+                if size < 0x80:
+                    pos += 2
+                elif data[pos + 2] < 0x80:
+                    size = (size & 0x7F) | data[pos + 2] << 7
+                    pos += 3
+                else:
+                    size, pos = _read_varint(data, pos + 1, end)
+                if (
+                    pos + size == end
+                    and seq_shift <= 63
+                    and ts_shift <= 63
+                    and seq_num < _U64
+                    and timestamp < _U64
+                ):
+                    return SequencedRecord(seq_num, timestamp, data[pos:end], ())
+    return _decode_sequenced_record_any(data, start, end)
+
+
+def _decode_sequenced_record_any(data: bytes, pos: int, end: int) -> SequencedRecord:
     # The hot loop of a read session: varints of up to 3 bytes are decoded inline, since a
     # function call costs as much as the decoding itself.
     seq_num = timestamp = 0

@@ -396,3 +396,29 @@ def test_user_built_bad_positions_are_refused() -> None:
 def test_varints_round_trip(value: int) -> None:
     encoded = proto._varint(value)
     assert proto._read_varint(encoded, 0, len(encoded)) == (value, len(encoded))
+
+
+@given(
+    record=st.binary(max_size=40) | sequenced_records.map(proto._sequenced_record),
+    suffix=st.binary(max_size=12),
+)
+def test_the_fast_record_path_agrees_with_the_general_loop(record: bytes, suffix: bytes) -> None:
+    # The straight-line path may look past the record's end (into ``suffix``); it must never
+    # decide differently from the general loop, which stays inside the record.
+    data = record + suffix
+
+    def outcome(decode: Any) -> object:
+        try:
+            return decode(data, 0, len(record))
+        except (RemoteProtocolError, IndexError):
+            return "error"
+
+    assert outcome(proto._decode_sequenced_record) == outcome(proto._decode_sequenced_record_any)
+
+
+def test_the_fast_record_path_refuses_what_the_runtime_refuses() -> None:
+    too_long = b"\x08" + b"\x80" * 10 + b"\x00" + b"\x10\x01\x22\x00"  # 11-byte seq_num varint
+    too_big = b"\x08" + b"\xff" * 9 + b"\x7f" + b"\x10\x01\x22\x00"  # above 2**64 - 1
+    for record in (too_long, too_big):
+        with pytest.raises(RemoteProtocolError):
+            proto.decode_read_batch(b"\x0a" + bytes([len(record)]) + record)
