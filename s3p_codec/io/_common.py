@@ -8,13 +8,19 @@ from s3p_codec._core.connection import Connection
 from s3p_codec._core.errors import ProtocolError, RemoteProtocolError
 from s3p_codec._core.types import Role
 
-__all__ = ["DEFAULT_RECEIVE_SIZE", "FLUSH_SIZE", "error_reply_bytes"]
+__all__ = ["CLOSE_TIMEOUT", "DEFAULT_RECEIVE_SIZE", "FLUSH_SIZE", "error_reply_bytes"]
 
 SendT = TypeVar("SendT")
 EventT = TypeVar("EventT")
 
 DEFAULT_RECEIVE_SIZE = 64 * 1024
 """Bytes asked of the transport per read: large enough that a pipelined burst is one syscall."""
+
+CLOSE_TIMEOUT = 5.0
+"""Seconds a close waits for the peer to take the last bytes; then the socket is just closed.
+
+A peer that never reads must not keep a closing connection (and its task) alive for ever.
+"""
 
 FLUSH_SIZE = 64 * 1024
 """Bytes kept by ``send(..., flush=False)`` before they are written anyway (bounded memory)."""

@@ -32,7 +32,12 @@ from s3p_codec._core.connection import Connection
 from s3p_codec._core.errors import RemoteProtocolError
 from s3p_codec._core.types import NEED_DATA
 from s3p_codec.io import ConnectionClosed
-from s3p_codec.io._common import DEFAULT_RECEIVE_SIZE, FLUSH_SIZE, error_reply_bytes
+from s3p_codec.io._common import (
+    CLOSE_TIMEOUT,
+    DEFAULT_RECEIVE_SIZE,
+    FLUSH_SIZE,
+    error_reply_bytes,
+)
 
 __all__ = ["AsyncioConnection", "connect", "serve"]
 
@@ -56,8 +61,11 @@ class AsyncioConnection(Generic[SendT, EventT]):
         writer: asyncio.StreamWriter,
         *,
         receive_size: int = DEFAULT_RECEIVE_SIZE,
+        close_timeout: float = CLOSE_TIMEOUT,
     ) -> None:
         self.conn = conn
+        self.close_timeout = close_timeout
+        """Seconds a close waits for the peer to take the last bytes before it just closes."""
         self.reader = reader
         self.writer = writer
         self._receive_size = receive_size
@@ -159,8 +167,13 @@ class AsyncioConnection(Generic[SendT, EventT]):
             if writer.can_write_eof() and not writer.is_closing():
                 writer.write_eof()
         writer.close()
-        with contextlib.suppress(OSError):
-            await writer.wait_closed()
+        try:
+            async with asyncio.timeout(self.close_timeout):
+                await writer.wait_closed()
+        except TimeoutError:
+            writer.transport.abort()  # the peer stopped reading: drop what it did not take
+        except OSError:
+            pass
 
     async def __aenter__(self) -> AsyncioConnection[SendT, EventT]:
         return self

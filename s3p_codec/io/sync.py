@@ -27,7 +27,12 @@ from s3p_codec._core.connection import Connection
 from s3p_codec._core.errors import RemoteProtocolError
 from s3p_codec._core.types import NEED_DATA
 from s3p_codec.io import ConnectionClosed
-from s3p_codec.io._common import DEFAULT_RECEIVE_SIZE, FLUSH_SIZE, error_reply_bytes
+from s3p_codec.io._common import (
+    CLOSE_TIMEOUT,
+    DEFAULT_RECEIVE_SIZE,
+    FLUSH_SIZE,
+    error_reply_bytes,
+)
 
 __all__ = ["SyncConnection", "SyncServer", "connect", "serve"]
 
@@ -50,8 +55,11 @@ class SyncConnection(Generic[SendT, EventT]):
         sock: socket.socket,
         *,
         receive_size: int = DEFAULT_RECEIVE_SIZE,
+        close_timeout: float = CLOSE_TIMEOUT,
     ) -> None:
         self.conn = conn
+        self.close_timeout = close_timeout
+        """Seconds a close waits for the peer to take the last bytes before it just closes."""
         self.socket = sock
         self._receive_size = receive_size
         self._eof = False
@@ -139,8 +147,12 @@ class SyncConnection(Generic[SendT, EventT]):
         if self._closed:
             return
         self._closed = True
-        with contextlib.suppress(OSError):
-            self.flush()
+        with contextlib.suppress(OSError):  # TimeoutError included: a peer that stopped reading
+            if self._pending:
+                timeout = self.socket.gettimeout()
+                if timeout is None or timeout > self.close_timeout:
+                    self.socket.settimeout(self.close_timeout)
+                self.flush()
             self.socket.shutdown(socket.SHUT_WR)
         self.socket.close()
 

@@ -31,7 +31,12 @@ from s3p_codec._core.connection import Connection
 from s3p_codec._core.errors import RemoteProtocolError
 from s3p_codec._core.types import NEED_DATA
 from s3p_codec.io import ConnectionClosed
-from s3p_codec.io._common import DEFAULT_RECEIVE_SIZE, FLUSH_SIZE, error_reply_bytes
+from s3p_codec.io._common import (
+    CLOSE_TIMEOUT,
+    DEFAULT_RECEIVE_SIZE,
+    FLUSH_SIZE,
+    error_reply_bytes,
+)
 
 __all__ = ["TrioConnection", "connect", "serve"]
 
@@ -56,8 +61,11 @@ class TrioConnection(Generic[SendT, EventT]):
         stream: trio.abc.Stream,
         *,
         receive_size: int = DEFAULT_RECEIVE_SIZE,
+        close_timeout: float = CLOSE_TIMEOUT,
     ) -> None:
         self.conn = conn
+        self.close_timeout = close_timeout
+        """Seconds a close waits for the peer to take the last bytes before it just closes."""
         self.stream = stream
         self._receive_size = receive_size
         self._eof = False
@@ -148,13 +156,15 @@ class TrioConnection(Generic[SendT, EventT]):
         if self._closed:
             return
         self._closed = True
-        if self._pending:
-            with contextlib.suppress(*_GONE):
-                await self.flush()
-        if isinstance(self.stream, trio.abc.HalfCloseableStream):
-            with contextlib.suppress(*_GONE):
-                await self.stream.send_eof()
-        await self.stream.aclose()
+        try:
+            # A peer that stopped reading gets close_timeout seconds to take the last bytes.
+            with trio.move_on_after(self.close_timeout), contextlib.suppress(*_GONE):
+                if self._pending:
+                    await self.flush()
+                if isinstance(self.stream, trio.abc.HalfCloseableStream):
+                    await self.stream.send_eof()
+        finally:
+            await self.stream.aclose()  # closes even when cancelled (trio's rule for aclose)
 
     async def __aenter__(self) -> TrioConnection[SendT, EventT]:
         return self

@@ -251,3 +251,31 @@ def test_send_without_flush_keeps_bytes_until_flush_next_event_or_close() -> Non
         await server.wait_closed()
 
     asyncio.run(main())
+
+
+def test_aclose_gives_up_on_a_peer_that_stopped_reading() -> None:
+    async def main() -> None:
+        async def deaf(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await asyncio.sleep(30)
+
+        server = await asyncio.start_server(deaf, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        conn = await connect(LineConnection(Role.CLIENT), "127.0.0.1", port)
+        conn.close_timeout = 0.2
+
+        async def flood() -> None:
+            while True:  # until drain() blocks: the transport holds what the peer won't take
+                await conn.send(Line(b"x" * 65536))
+
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.3):
+                await flood()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        async with asyncio.timeout(5):
+            await conn.aclose()
+        assert loop.time() - started < 3
+        assert conn.writer.transport.is_closing()
+        server.close()
+
+    asyncio.run(main())

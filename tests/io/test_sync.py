@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -200,3 +202,22 @@ def test_send_without_flush_keeps_bytes_until_flush_next_event_or_close() -> Non
 
 def read_some(sock: socket.socket) -> bytes:
     return sock.recv(65536)
+
+
+def test_close_gives_up_on_a_peer_that_stopped_reading() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        conn = connect(LineConnection(Role.CLIENT), "127.0.0.1", port)
+        conn.close_timeout = 0.2
+        peer, _ = listener.accept()
+        with peer:
+            conn.socket.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                while True:  # fill both kernel buffers: the peer reads nothing
+                    conn.socket.send(b"x" * 65536)
+            conn.socket.setblocking(True)
+            conn.send(Line(b"kept"), flush=False)
+            started = time.monotonic()
+            conn.close()
+            assert time.monotonic() - started < 3
+            assert conn.closed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -240,5 +241,31 @@ def test_send_without_flush_keeps_bytes_until_flush_next_event_or_close() -> Non
                 await conn.aclose()
                 assert await read_all(peer) == b"four\n"
                 nursery.cancel_scope.cancel()
+
+    trio.run(main)
+
+
+def test_aclose_gives_up_on_a_peer_that_stopped_reading() -> None:
+    async def main() -> None:
+        async def deaf(stream: trio.SocketStream) -> None:
+            await trio.sleep_forever()
+
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(trio.serve_tcp, deaf, 0)
+            port = listeners[0].socket.getsockname()[1]
+            conn = await connect(LineConnection(Role.CLIENT), "127.0.0.1", port)
+            conn.close_timeout = 0.2
+            assert isinstance(conn.stream, trio.SocketStream)
+            conn.stream.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            with trio.move_on_after(0.3):
+                while True:  # fill both kernel buffers: the peer reads nothing
+                    await conn.send(Line(b"x" * 60000))
+            await conn.send(Line(b"y" * 60000), flush=False)  # cannot fit in the send buffer
+            started = trio.current_time()
+            with trio.fail_after(5):
+                await conn.aclose()
+            assert trio.current_time() - started < 3
+            assert conn.closed
+            nursery.cancel_scope.cancel()
 
     trio.run(main)
