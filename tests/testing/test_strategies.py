@@ -15,10 +15,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from s3p_codec import NEED_DATA, RemoteProtocolError, Role, pravega, rustlog, s3p
-from s3p_codec.testing import Malformed, chunkings
+from s3p_codec import NEED_DATA, RemoteProtocolError, Role, durable, pravega, rustlog, s2s, s3p
+from s3p_codec.testing import Malformed, chunkings, live
+from s3p_codec.testing import durable as durable_cases
 from s3p_codec.testing import pravega as pravega_cases
 from s3p_codec.testing import rustlog as rustlog_cases
+from s3p_codec.testing import s2s as s2s_cases
 from s3p_codec.testing import s3p as s3p_cases
 
 SmallCases: list[tuple[ModuleType, Callable[[], Any]]] = [
@@ -125,3 +127,95 @@ def test_chunkings_join_back_to_the_input() -> None:
         assert all(pieces) or blob == b""
 
     check()
+
+
+# --- S2S and Durable Streams: HTTP-borne, driven through their server-role codecs ------------
+
+KNOWN_FINDINGS = {
+    # tests/testing/test_findings.py::test_durable_head_over_the_limit_is_refused_in_one_piece
+    "request head over the limit",
+}
+
+
+def _s2s_error(pieces: list[bytes]) -> RemoteProtocolError | None:
+    conn = s2s.Http1Connection(Role.SERVER)
+    try:
+        for piece in pieces:
+            conn.receive_data(piece)
+            for event in conn.events():
+                if isinstance(event, s2s.SessionRequest):
+                    conn.send(s2s.SessionResponse())
+    except RemoteProtocolError as exc:
+        return exc
+    return None
+
+
+def _durable_error(pieces: list[bytes]) -> RemoteProtocolError | None:
+    conn = durable.Connection(Role.SERVER)
+    try:
+        for piece in pieces:
+            conn.receive_data(piece)
+            while conn.next_event() is not NEED_DATA:
+                pass
+    except RemoteProtocolError as exc:
+        return exc
+    return None
+
+
+def _reply_code(error: RemoteProtocolError) -> object:
+    reply = error.reply
+    if isinstance(reply, s2s.Terminal | s2s.ErrorResponse):
+        return reply.code
+    if isinstance(reply, durable.ErrorResponse):
+        return reply.status
+    return None
+
+
+HTTP_CASES = [
+    (s2s_cases.malformed(), _s2s_error),
+    (durable_cases.malformed().filter(lambda c: c.label not in KNOWN_FINDINGS), _durable_error),
+]
+
+
+@pytest.mark.parametrize(("cases", "run"), HTTP_CASES, ids=["s2s", "durable"])
+def test_every_http_malformed_case_gets_its_error_reply_from_our_server_codec(
+    cases: st.SearchStrategy[Malformed], run: Callable[[list[bytes]], RemoteProtocolError | None]
+) -> None:
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        case = data.draw(cases)
+        pieces = data.draw(chunkings(case.data))
+        error = run(pieces)
+        assert error is not None, f"{case.label}: accepted"
+        assert _reply_code(error) == case.code, f"{case.label}: {error!r}"
+
+    check()
+
+
+def test_s2s_request_wire_frames_parse_back_to_the_append_input() -> None:
+    @given(s2s_cases.request_wire())
+    def check(pair: tuple[s2s.AppendInput, bytes]) -> None:
+        event, wire = pair
+        conn = s2s.Connection(Role.SERVER, s2s.Session.APPEND)
+        conn.receive_data(wire)
+        assert conn.next_event() == event
+
+    check()
+
+
+def test_durable_request_wire_bytes_parse_back_to_the_request() -> None:
+    @given(durable_cases.request_wire())
+    def check(pair: tuple[durable.Request, bytes]) -> None:
+        event, wire = pair
+        conn = durable.Connection(Role.SERVER)
+        conn.receive_data(wire)
+        assert conn.next_event() == event
+
+    check()
+
+
+def test_s2s_compression_bombs_stay_small_on_the_wire() -> None:
+    bombs = [c for c in live.draw(s2s_cases.malformed(), 300, seed=1) if "bomb" in c.label]
+    assert bombs
+    for case in bombs:
+        assert len(case.data) < 10_000  # and inflate past 2 MiB: refused as bad_frame above
