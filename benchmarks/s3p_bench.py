@@ -32,13 +32,20 @@ from s3p_codec import NEED_DATA, Role, s3p
 CHUNK = 64 * 1024
 
 
-def read_reply(records: int, size: int, first_ms: int = 1_700_000_000_000) -> bytes:
-    """One READ reply: ``records`` pairs of a timestamp and a ``size``-byte payload."""
-    payload = bytes(range(256)) * (size // 256) + bytes(size % 256)
+def read_reply(
+    records: int, size: int, first_ms: int = 1_700_000_000_000, vary: bool = False
+) -> bytes:
+    """One READ reply: ``records`` pairs of a timestamp and a ``size``-byte payload.
+
+    ``vary``: payload sizes spread around ``size`` (size/2 .. 3*size/2) and one millisecond per
+    record, so that no two pairs share a shape (the decoder's general path).
+    """
+    payload = bytes(range(256)) * (3 * size // 256 + 1)
     parts = [b"*%d\r\n" % (2 * records)]
     for index in range(records):
-        stamp = b"%d-%d" % (first_ms, index)
-        parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(stamp), stamp, size, payload))
+        length = size // 2 + (index * 7919) % (size + 1) if vary else size
+        stamp = b"%d-%d" % (first_ms + index, index) if vary else b"%d-%d" % (first_ms, index)
+        parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(stamp), stamp, length, payload[:length]))
     return b"".join(parts)
 
 
@@ -144,30 +151,34 @@ def main(argv: list[str] | None = None) -> int:
     repeat = 3 if args.quick else 5
     limits = s3p.Limits(max_record_size=2 << 20, max_append_size=8 << 20)
 
-    rows: list[tuple[str, dict[str, float], str, bool]] = []
-    for name, records, size, replies in (
-        ("(a) READ 10 x 16 B", 10, 16, 20_000 // scale),
-        ("(b) READ 4 x 64 KiB", 4, 64 * 1024, 400 // scale),
+    rows: list[tuple[str, dict[str, float], str, bool | None]] = []
+    for name, records, size, replies, vary in (
+        ("(a) READ 10 x 16 B", 10, 16, 20_000 // scale, False),
+        ("    sizes 8..24 B", 10, 16, 20_000 // scale, True),
+        ("(b) READ 4 x 64 KiB", 4, 64 * 1024, 400 // scale, False),
     ):
-        stream = read_reply(records, size) * replies
+        stream = read_reply(records, size, vary=vary) * replies
         pieces = chunks(stream, CHUNK)
         mib = len(stream) / (1 << 20)
         rates = {
             label: mib / best_time(decoder, pieces, replies, limits, records, repeat=repeat)
             for label, decoder in DECODERS.items()
         }
-        if name.startswith("(a)"):
-            ratio = rates["ours"] / rates["redis-py"]
-            rows.append((name, rates, f"{ratio:.2f}x redis-py (target >= 2x)", ratio >= 2))
-        else:
+        if name.startswith("(b)"):
             ratio = rates["ours"] / rates["hiredis"]
             rows.append((name, rates, f"{ratio:.2f}x hiredis (target >= 0.5x)", ratio >= 0.5))
+        else:
+            ratio = rates["ours"] / rates["redis-py"]
+            if vary:  # no target: how the general path fares when no two pairs look alike
+                rows.append((name, rates, f"{ratio:.2f}x redis-py (no target)", None))
+            else:
+                rows.append((name, rates, f"{ratio:.2f}x redis-py (target >= 2x)", ratio >= 2))
 
     print(f"{'case':<24}{'ours MiB/s':>12}{'redis-py':>12}{'hiredis':>12}   result")
     for name, rates, verdict, ok in rows:
         print(
             f"{name:<24}{rates['ours']:>12.1f}{rates['redis-py']:>12.1f}{rates['hiredis']:>12.1f}"
-            f"   {verdict} {'PASS' if ok else 'FAIL'}"
+            f"   {verdict} {'' if ok is None else 'PASS' if ok else 'FAIL'}"
         )
 
     # (c) one frame fed one byte at a time: the cost must stay linear in its size.

@@ -127,8 +127,8 @@ def _uniform_findall(
 def _batch_findall(
     count: int, ms_digits: int, seq_digits: int, rec_len: int
 ) -> Callable[..., list[tuple[bytes, ...]]] | None:
-    """``findall`` of ``(header, ms, seq, record)`` over pipelined replies of one shape, or None
-    the first time the shape is seen."""
+    """``findall`` of ``(ms, seq, record, next header)`` over pipelined replies of one shape,
+    or None the first time the shape is seen."""
     key = (count, ms_digits, seq_digits, rec_len)
     found = _batch_cache.get(key)
     if found is None:
@@ -136,13 +136,15 @@ def _batch_findall(
             return None
         if len(_batch_cache) > 256:
             _batch_cache.clear()
-        pattern = rb"(\*%d\r\n)?\$%d\r\n([0-9]{%d})-([0-9]{%d})\r\n\$%d\r\n(.{%d})\r\n" % (
-            count,
+        # The next reply's header is an optional suffix: the pattern starts with a literal
+        # "$", which lets the regex engine skip ahead quickly where nothing matches.
+        pattern = rb"\$%d\r\n([0-9]{%d})-([0-9]{%d})\r\n\$%d\r\n(.{%d})\r\n(\*%d\r\n)?" % (
             ms_digits + seq_digits + 1,
             ms_digits,
             seq_digits,
             rec_len,
             rec_len,
+            count,
         )
         found = re.compile(pattern, re.DOTALL).findall
         _batch_cache[key] = found
@@ -181,7 +183,7 @@ def _uniform_pairs(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
     ):
         return None
     end = pos + (first_end - pos + rec_len + 2) * pairs
-    if len(data) < end:
+    if len(data) < end or data[end - 2 : end] != b"\r\n":
         return None
     findall = _uniform_findall(ms_digits, seq_digits, rec_len)
     if findall is None:
@@ -211,18 +213,21 @@ def _uniform_batch(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
     data: bytes | bytearray,
     pos: int,
     head: re.Match[bytes],
-    requests: list[Read],
+    request: Read,
+    upcoming: Iterable[Request],
     max_count: int,
     max_record: int,
 ) -> tuple[list[ReadReply], int] | None:
-    """Whole READ replies at ``pos``, one per request in ``requests``, if they are uniform.
+    """Whole READ replies at ``pos``, one per READ request in a row, if they are uniform.
 
-    ``head`` is ``_READ_FIRST`` matched at ``pos``. Pipelined replies of the same shape (same
+    ``head`` is ``_READ_FIRST`` matched at ``pos``; ``upcoming`` every request awaiting a reply,
+    ``request`` first. Pipelined replies of the same shape (same
     element count, same header lengths: see ``_uniform_pairs``) are matched by one ``findall``
-    whose pattern has the reply header as an optional group; ``n`` complete replies give exactly
-    ``n`` headers, one every ``pairs`` matches, and tile the region exactly. Each reply is then
-    checked against its own request (COUNT, MIN_TIMESTAMP) and for strictly increasing order;
-    the first that fails ends the batch (the careful path reports it). None: not this way.
+    whose pattern has the next reply's header as an optional group; ``n`` complete replies give
+    exactly ``n - 1`` headers, one every ``pairs`` matches, and tile the region exactly. Each
+    reply is then checked against its own request (COUNT, MIN_TIMESTAMP) and for strictly
+    increasing order; the first that fails ends the batch (the careful path reports it).
+    None: not this way.
     """
     count_text, ts_len, ms_first, seq_first, rec_text = head.groups()
     count = int(count_text)
@@ -241,11 +246,25 @@ def _uniform_batch(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
         return None
     pair_start = head.end(1) + 2
     reply_size = pair_start - pos + (head.end() - pair_start + rec_len + 2) * pairs
-    n = min(len(requests), (len(data) - pos) // reply_size, max(1, _BATCH_PAIRS // pairs))
+    n = min((len(data) - pos) // reply_size, _BATCH, max(1, _BATCH_PAIRS // pairs))
     if n < 1:
         return None
-    total = n * pairs
+    requests = _consecutive_reads(request, upcoming, n)
+    n = len(requests)
+    # Cheap look before the regex: every reply of the batch must start where a uniform reply
+    # would; the batch ends at the first that does not (non-uniform replies rarely line up).
+    header = data[pos:pair_start]
+    size = len(header)
+    at = pos + reply_size
+    for index in range(1, n):
+        if data[at : at + size] != header:
+            n = index
+            break
+        at += reply_size
     end = pos + n * reply_size
+    if data[end - 2 : end] != b"\r\n":
+        return None
+    total = n * pairs
     if n == 1:
         findall = _uniform_findall(ms_digits, seq_digits, rec_len)
         if findall is None:
@@ -258,11 +277,12 @@ def _uniform_batch(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
         findall = _batch_findall(count, ms_digits, seq_digits, rec_len)
         if findall is None:
             return None
-        found = findall(data, pos, end)
+        found = findall(data, pair_start, end)
         if len(found) != total:
             return None
-        heads, ms_texts, seq_texts, payloads = zip(*found, strict=False)
-        if heads.count(b"") != total - n or b"" in heads[::pairs]:
+        ms_texts, seq_texts, payloads, tails = zip(*found, strict=False)
+        # Exactly one header after the last pair of every reply but the last.
+        if tails.count(b"") != total - n + 1 or b"" in tails[pairs - 1 : total - 1 : pairs]:
             return None
     small = list(map(_SMALL_INTS.get, seq_texts))
     seqs = list(map(int, seq_texts)) if None in small else cast("list[int]", small)
@@ -294,10 +314,10 @@ def _uniform_batch(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
     return replies, pos + len(replies) * reply_size
 
 
-def _consecutive_reads(request: Read, upcoming: Iterable[Request]) -> list[Read]:
+def _consecutive_reads(request: Read, upcoming: Iterable[Request], most: int) -> list[Read]:
     """``request`` and the READs right after it in ``upcoming`` (which starts with it)."""
     reads = [request]
-    for later in islice(upcoming, 1, _BATCH):
+    for later in islice(upcoming, 1, most):
         if type(later) is not Read:
             break
         reads.append(later)
@@ -355,7 +375,8 @@ class ReplyParser:
                         data,
                         pos,
                         head,
-                        _consecutive_reads(request, upcoming),
+                        request,
+                        upcoming,
                         self.limits.max_count,
                         self.limits.max_record_size,
                     )
@@ -439,37 +460,11 @@ class ReplyParser:
                 records.extend(pairs)
                 self._prev = pairs[-1][0]
                 pairs_left = 0
-        match = _PAIR.match
         while pairs_left:
             if self._stamp is None and self._bulk < 0:
-                # Fast path: one regex for the header pair, then slice the record.
-                pos = buf.pos
-                found = match(data, pos)
-                if found is not None:
-                    ts_len, ms, seq, rec_len = found.groups()
-                    start = found.end()
-                    size = int(rec_len)
-                    end = start + size
-                    if (
-                        int(ts_len) == len(ms) + len(seq) + 1
-                        and size <= max_record
-                        and len(data) >= end + 2
-                        and data[end : end + 2] == b"\r\n"
-                    ):
-                        ms_value = int(ms)
-                        seq_value = int(seq)
-                        stamp = _new_timestamp(Timestamp, (ms_value, seq_value))
-                        if ms_value <= MAX_U64 and seq_value <= MAX_U64 and stamp > self._prev:
-                            if size > 4096:
-                                with memoryview(data) as view:
-                                    record = bytes(view[start:end])
-                            else:
-                                record = bytes(data[start:end])
-                            records.append((stamp, record))
-                            self._prev = stamp
-                            buf.pos = buf.scan = end + 2
-                            pairs_left -= 1
-                            continue
+                pairs_left = self._pairs(pairs_left)
+                if not pairs_left:
+                    break
             # Slow path: element by element, with the precise error.
             if not self._slow_element():
                 return None
@@ -479,6 +474,58 @@ class ReplyParser:
         self._reset()
         buf.compact()
         return reply
+
+    def _pairs(self, pairs_left: int) -> int:
+        """Take whole pairs while they are buffered and unremarkable: one regex for the two
+        headers, then slice the record. Returns the pairs still to read; anything unusual
+        stops the loop and is left to the element-by-element path."""
+        buf = self.buffer
+        data = buf.data
+        size_of_data = len(data)
+        copy_slice = type(data) is not bytes
+        max_record = self.limits.max_record_size
+        append = self._records.append
+        match = _PAIR.match
+        small = _SMALL_INTS.get
+        prev = self._prev
+        pos = buf.pos
+        while pairs_left:
+            found = match(data, pos)
+            if found is None:
+                break
+            ts_len, ms, seq, rec_len = found.groups()
+            start = found.end()
+            size = int(rec_len)
+            end = start + size
+            if (
+                end + 2 > size_of_data
+                or size > max_record
+                or int(ts_len) != len(ms) + len(seq) + 1
+                or data[end] != 0x0D
+                or data[end + 1] != 0x0A
+            ):
+                break
+            ms_value = int(ms)
+            seq_value = small(seq)
+            if seq_value is None:
+                seq_value = int(seq)
+            stamp = _new_timestamp(Timestamp, (ms_value, seq_value))
+            if not stamp > prev or ms_value > MAX_U64 or seq_value > MAX_U64:
+                break
+            if not copy_slice:
+                record = cast("bytes", data[start:end])
+            elif size > 4096:
+                with memoryview(data) as view:
+                    record = bytes(view[start:end])
+            else:
+                record = bytes(data[start:end])
+            append((stamp, record))
+            prev = stamp
+            pos = end + 2
+            pairs_left -= 1
+        self._prev = prev
+        buf.pos = buf.scan = pos
+        return pairs_left
 
     def _slow_element(self) -> bool:
         """Read one element of a READ reply; False if more bytes are needed."""
