@@ -221,13 +221,12 @@ def _uniform_batch(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
     """Whole READ replies at ``pos``, one per READ request in a row, if they are uniform.
 
     ``head`` is ``_READ_FIRST`` matched at ``pos``; ``upcoming`` every request awaiting a reply,
-    ``request`` first. Pipelined replies of the same shape (same
-    element count, same header lengths: see ``_uniform_pairs``) are matched by one ``findall``
-    whose pattern has the next reply's header as an optional group; ``n`` complete replies give
-    exactly ``n - 1`` headers, one every ``pairs`` matches, and tile the region exactly. Each
-    reply is then checked against its own request (COUNT, MIN_TIMESTAMP) and for strictly
-    increasing order; the first that fails ends the batch (the careful path reports it).
-    None: not this way.
+    ``request`` first. Pipelined replies of the same shape (same element count, same header
+    lengths: see ``_uniform_pairs``) are matched by one ``findall`` whose pattern has the next
+    reply's header as an optional group; ``n`` complete replies give exactly ``n - 1`` headers,
+    one every ``pairs`` matches, and tile the region exactly. Each reply is then checked against
+    its own request (COUNT, MIN_TIMESTAMP) and for strictly increasing order; the first that
+    fails ends the batch (the careful path reports it). None: not this way.
     """
     count_text, ts_len, ms_first, seq_first, rec_text = head.groups()
     count = int(count_text)
