@@ -24,7 +24,9 @@ keeping the smallest failing byte sequence of each group.
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 import socket
 import time
 from collections import Counter
@@ -74,6 +76,7 @@ class Finding:
     observed: str
     data: bytes
     half_close: bool = False
+    splits: tuple[int, ...] = ()
     count: int = 1
 
     def to_json(self) -> dict[str, Any]:
@@ -88,6 +91,7 @@ class Finding:
                 "hex": self.data.hex(),
                 "repr": repr(self.data[:300]),
                 "half_close": self.half_close,
+                "sent_in_pieces_at": list(self.splits),
             },
         }
 
@@ -121,10 +125,11 @@ class Report:
             return
         old.count += 1
         if len(finding.data) < len(old.data):
-            old.data, old.observed, old.half_close = (
+            old.data, old.observed, old.half_close, old.splits = (
                 finding.data,
                 finding.observed,
                 finding.half_close,
+                finding.splits,
             )
 
     def to_json(self) -> dict[str, Any]:
@@ -164,6 +169,8 @@ class Report:
                 f"{finding.expected}; observed {finding.observed}"
             )
             suffix = " (then end of stream)" if finding.half_close else ""
+            if finding.splits:
+                suffix += f" (sent in pieces at {list(finding.splits)})"
             lines.append(f"    smallest input ({len(finding.data)} bytes){suffix}: "
                          f"{finding.data[:120]!r}")  # fmt: skip
         return "\n".join(lines)
@@ -190,6 +197,8 @@ class _Driver:
         self.deadline = deadline
         self.case_timeout = case_timeout
         self.max_reply = max_reply
+        self.random = random.Random(0)
+        self.splits: tuple[int, ...] = ()
 
     def _limit(self) -> float:
         # Never past the budget by more than one case time-out.
@@ -215,7 +224,7 @@ class _Driver:
         try:
             sock.settimeout(self.case_timeout)
             try:
-                sock.sendall(sent.data)
+                self._send(sock, sent.data)
                 if half_close:
                     sock.shutdown(socket.SHUT_WR)
             except OSError:
@@ -257,13 +266,31 @@ class _Driver:
         sock.close()
         return _Outcome(answer, status)
 
+    def _send(self, sock: socket.socket, data: bytes) -> None:
+        """Send ``data``, half of the time in pieces cut inside headers (a short pause each)."""
+        self.splits = ()
+        if len(data) > 2 and self.random.random() < 0.5:
+            count = self.random.randint(1, 3)
+            self.splits = tuple(
+                sorted({self.random.randrange(1, min(len(data), 64)) for _ in range(count)})
+            )
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        edges = (0, *self.splits, len(data))
+        for start, end in itertools.pairwise(edges):
+            if start:
+                time.sleep(0.002)
+            sock.sendall(data[start:end])
+
     def check_malformed(self, case: Malformed, report: Report) -> None:
         out = self.exchange(case, wait_close=case.fatal)
+        splits = self.splits
         answer = out.answer
         report.answers[f"{out.status}:{answer.code}"] += 1
 
         def find(check: str, expected: str, observed: str) -> None:
-            report.add(Finding(check, case.label, expected, observed, case.data, case.half_close))
+            report.add(
+                Finding(check, case.label, expected, observed, case.data, case.half_close, splits)
+            )
 
         seen = f"{out.status}; {answer.summary or 'no reply'}"
         if answer.problem:
@@ -337,6 +364,7 @@ def fuzz(
     deadline = began + seconds
     report = Report(target.name, f"{host}:{port}", seed, seconds)
     driver = _Driver(target, (host, port), deadline, case_timeout, max_reply)
+    driver.random.seed(seed)
     for request in target.setup():
         driver.check_valid(request, report)
     probe = target.probe()

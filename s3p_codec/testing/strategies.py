@@ -33,6 +33,9 @@ class Malformed:
     - ``reply``: an error reply must be sent; ``False`` when closing is the whole answer (Pravega
       has no error reply for a broken frame; an S3P command cut short by end of stream).
     - ``half_close``: after ``data``, the sender shuts its writing side (end of stream).
+
+    The live driver sends half of the cases in pieces cut inside the first 64 bytes (the
+    headers), with a short pause between pieces, and reports the cut points with a finding.
     """
 
     label: str
