@@ -183,6 +183,8 @@ class Connection:
                 "a terminal frame was sent: no further frames", code=ErrorCode.INVALID
             )
         if isinstance(event, Terminal):
+            if self._role is Role.CLIENT and self._session is Session.READ:
+                raise self._local("a read session's request carries no frames")
             return self._send_terminal(event)
         if self._state is State.TERMINATED:
             raise LocalProtocolError(

@@ -196,6 +196,8 @@ def test_wrong_direction_events_are_refused() -> None:
         s2s.Connection(Role.CLIENT, READ).send(s2s.Heartbeat(POS(0, 0)))
     with pytest.raises(LocalProtocolError):
         s2s.Connection(Role.SERVER, READ).send(_input(1))
+    with pytest.raises(LocalProtocolError):
+        s2s.Connection(Role.CLIENT, READ).send(s2s.Terminal(status=499))
 
 
 def test_a_read_session_request_carries_no_frames() -> None:
