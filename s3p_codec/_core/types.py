@@ -51,6 +51,8 @@ class _NeedDataType(enum.Enum):
     def __repr__(self) -> str:
         return "NEED_DATA"
 
+    __str__ = __repr__
+
 
 NEED_DATA: Literal[_NeedDataType.NEED_DATA] = _NeedDataType.NEED_DATA
 """Returned by ``next_event()`` when the buffered bytes hold no complete event yet."""
