@@ -71,6 +71,7 @@ class _Side:
         self.closed = False
         self.hunting: tuple[RemoteProtocolError, int] | None = None  # error, start offset
         self.hunt_gap = False  # hunting after a gap: nothing to report when found
+        self.after_gap = False  # no byte seen since the gap: the next one may start a line
         self.reset(0)
 
     def reset(self, offset: int) -> None:
@@ -87,9 +88,17 @@ class _Side:
 
     @property
     def busy(self) -> bool:
+        """A frame is partly read (or bytes wait that may begin one)."""
         if self.direction is Direction.CLIENT_TO_SERVER:
             return self.commands.in_command
         return self.replies.in_reply
+
+    @property
+    def start(self) -> int:
+        """Absolute offset where the frame being read (or the last one) began."""
+        if self.direction is Direction.CLIENT_TO_SERVER:
+            return self.commands.start
+        return self.replies.start
 
 
 class Observer:
@@ -128,7 +137,7 @@ class Observer:
             )
             side.hunting = None
         side.reset(start + size)
-        side.hunt_gap = True
+        side.hunt_gap = side.after_gap = True
         self._lenient = True
         out.append(ObservedGap(direction, start, size, resynchronized=True))
         return out
@@ -147,13 +156,8 @@ class Observer:
             out.append(ObservedError(direction, error, began, skipped=end - began))
             side.hunting = None
         elif side.busy and not side.hunt_gap:
-            start = (
-                side.commands.start
-                if direction is Direction.CLIENT_TO_SERVER
-                else (side.replies.start)
-            )
-            if not (side.commands.in_command or side.replies.in_reply):
-                start = buffer.offset
+            # Where the unfinished frame began (its parser noted it when it started reading).
+            start = side.start
             error = remote_error(
                 Malformed(ErrorCode.BAD_FORMAT, "the stream ended mid-frame"), direction.sender
             )
@@ -183,7 +187,7 @@ class Observer:
                         )
                     )
                 side.hunting = None
-                side.hunt_gap = False
+                side.hunt_gap = side.after_gap = False
             try:
                 if side.direction is Direction.CLIENT_TO_SERVER:
                     request = side.commands.next_command()
@@ -200,11 +204,7 @@ class Observer:
                         return out
                     out.append(observed)
             except Malformed as problem:
-                parser_start = (
-                    side.commands.start
-                    if side.direction is Direction.CLIENT_TO_SERVER
-                    else side.replies.start
-                )
+                parser_start = side.start
                 error = remote_error(problem, side.direction.sender)
                 side.hunting = (error, parser_start)
                 self._lenient = True
@@ -220,14 +220,20 @@ class Observer:
         pattern = _COMMAND_START if side.direction is Direction.CLIENT_TO_SERVER else _REPLY_START
         for match in pattern.finditer(data, buffer.pos):
             at = match.start()
-            if at == 0 or data[at - 1] == 0x0A:
+            # A line starts after LF; right after a gap nothing is known, so its first byte may.
+            if (at > 0 and data[at - 1] == 0x0A) or (at == 0 and side.after_gap):
                 buffer.pos = buffer.scan = at
                 offset = buffer.offset
                 buffer.compact()
                 return offset
+        # Keep the last bytes (never none): a start may straddle two chunks, and the byte
+        # before a candidate must still be there to tell whether it begins a line.
         keep_from = max(buffer.pos, len(data) - _KEEP)
+        if data and keep_from >= len(data):
+            keep_from = len(data) - 1
         buffer.pos = buffer.scan = keep_from
         buffer.compact()
+        side.after_gap = side.after_gap and not data  # bytes seen since: no longer right at it
         return None
 
     def _next_reply(self, side: _Side) -> Observed[Event] | None:

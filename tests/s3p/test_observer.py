@@ -161,3 +161,20 @@ def test_random_bytes_never_raise_out_of_the_observer(up: bytes, down: bytes, ga
     out += observer.close(DOWN)
     for item in out:
         assert isinstance(item, Observed | ObservedError | ObservedGap)
+
+
+def test_a_command_right_after_a_chunk_boundary_is_found_when_resynchronising() -> None:
+    up, _ = wire([(Delete(b"a"), Ok())])
+    observer = s3p.Observer()
+    seen = list(observer.observe(UP, b"*3\r\n+broken\r\n"))
+    seen += observer.observe(UP, b"junk\r\n")
+    seen += observer.observe(UP, up[0])  # begins right after the LF that ended the last chunk
+    assert [type(item) for item in seen] == [ObservedError, Observed]
+    assert seen[1].event == Delete(b"a")
+    assert seen[1].start == len(b"*3\r\n+broken\r\njunk\r\n")
+    # Not after a non-LF byte: "x" then a command start is not a line start.
+    observer = s3p.Observer()
+    seen = list(observer.observe(UP, b"*3\r\n+broken\r\nx"))
+    seen += observer.observe(UP, up[0] + up[0])
+    assert [type(item) for item in seen] == [ObservedError, Observed]
+    assert seen[1].start == len(b"*3\r\n+broken\r\nx") + len(up[0])
