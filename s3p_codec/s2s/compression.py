@@ -6,8 +6,9 @@ an algorithm is selected." Decompression never trusts the peer: output is produc
 steps and stops one byte past the cap (zip bombs), and zstd frames "may carry no content-size
 header": a zstd payload's frame and block headers are walked first (whole frames and nothing
 else; a truncated frame is an error rather than a short read), a declared size over the cap is
-refused before any work, a frame without one is decompressed with the cap as its output bound,
-and several frames are streamed.
+refused before any work, one frame with a declared size is decompressed in one call, and
+anything else is read through a streaming reader in 64 KiB steps, stopping one byte past the
+cap.
 
 ``zstandard`` is the optional extra ``s3p-codec[zstd]``; without it, zstd frames are refused
 with a precise error and zstd is never negotiated.
@@ -243,16 +244,14 @@ def _unzstd(data: bytes, max_size: int, context: Any = None) -> bytes:
     if any(size is not None and size > max_size for size in sizes):
         raise _error(f"zstd frame declares more than {max_size} bytes")
     try:
-        if len(sizes) == 1:
-            # One frame: a one-shot call bounded by the declared size, or by the cap when the
-            # frame carries no content size (zstd then fails past the cap).
-            out = context.decompress(data, max_output_size=max_size if sizes[0] is None else 0)
-            return bytes(out)
-        # Several (or only skippable) frames: stream them, one byte past the cap at most.
+        if len(sizes) == 1 and sizes[0] is not None:
+            # One frame that declares its size (checked against the cap above): one call.
+            return bytes(context.decompress(data))
+        # No declared size, or several frames: stream, one byte past the cap at most.
         reader = context.stream_reader(data, read_across_frames=True)
         chunks = bytearray()
         while len(chunks) <= max_size:
-            chunk = reader.read(min(max_size + 1 - len(chunks), 256 * 1024))
+            chunk = reader.read(min(max_size + 1 - len(chunks), 64 * 1024))
             if not chunk:
                 break
             chunks += chunk
