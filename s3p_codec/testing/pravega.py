@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from s3p_codec import ProtocolError, Role, pravega
 from s3p_codec.testing.strategies import Answer, Malformed, Valid
 
-__all__ = ["Target", "malformed", "request_wire", "requests"]
+__all__ = ["Target", "malformed", "replies", "request_wire", "requests"]
 
 E = pravega.ErrorCode
 HELLO = pravega.encode(pravega.Hello())
@@ -54,6 +54,52 @@ def requests() -> st.SearchStrategy[pravega.Command]:
         st.builds(pravega.TruncateSegment, ids, segments(), st.integers(0, 1 << 40)),
         st.builds(pravega.DeleteSegment, ids, segments()),
         st.builds(pravega.SetupAppend, ids, st.uuids(), segments()),
+    )
+
+
+def replies() -> st.SearchStrategy[pravega.Command]:
+    """Replies a segment store sends (for fuzzing clients)."""
+    ids = st.integers(0, (1 << 63) - 1)
+    seg = segments()
+    text = st.text(max_size=16)
+    return st.one_of(
+        st.builds(pravega.AppendSetup, ids, seg, st.uuids(), I64),
+        st.builds(pravega.DataAppended, st.uuids(), I64, I64, ids, I64),
+        st.builds(
+            pravega.SegmentRead,
+            seg,
+            st.integers(0, 1 << 40),
+            st.booleans(),
+            st.booleans(),
+            st.binary(max_size=64),
+            ids,
+        ),
+        st.builds(pravega.SegmentCreated, ids, seg),
+        st.builds(
+            pravega.StreamSegmentInfo,
+            ids,
+            seg,
+            st.booleans(),
+            st.booleans(),
+            st.booleans(),
+            I64,
+            I64,
+            I64,
+        ),
+        st.builds(pravega.SegmentSealed, ids, seg),
+        st.builds(pravega.SegmentDeleted, ids, seg),
+        st.builds(pravega.SegmentTruncated, ids, seg),
+        st.builds(pravega.NoSuchSegment, ids, seg, text),
+        st.builds(pravega.SegmentAlreadyExists, ids, seg, text),
+        st.builds(pravega.SegmentIsSealed, ids, seg, text),
+        st.builds(pravega.WrongHost, ids, seg, text, text),
+        st.builds(pravega.ConditionalCheckFailed, st.uuids(), I64, ids),
+        st.builds(pravega.OperationUnsupported, ids, text, text),
+        st.builds(pravega.ErrorMessage, ids, seg, text),
+        st.builds(pravega.InvalidEventNumber, st.uuids(), ids, text),
+        st.builds(pravega.SegmentIsTruncated, ids, seg, st.integers(0, 1 << 40), text),
+        st.builds(pravega.AuthTokenCheckFailed, ids, text),
+        st.just(pravega.KeepAlive()),
     )
 
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from s3p_codec import ProtocolError, Role, rustlog
 from s3p_codec.testing.strategies import Answer, Malformed, Valid
 
-__all__ = ["Target", "malformed", "recoverable", "request_wire", "requests"]
+__all__ = ["Target", "malformed", "recoverable", "request_wire", "requests", "responses"]
 
 BAD = rustlog.ErrorCode.INVALID_REQUEST
 TOO_LARGE = rustlog.ErrorCode.RECORD_TOO_LARGE
@@ -65,6 +65,48 @@ def requests() -> st.SearchStrategy[rustlog.Request]:
         st.builds(rustlog.DescribePartition, topics(), u32),
         st.just(rustlog.MetricsFetch()),
         st.just(rustlog.Ping()),
+    )
+
+
+def _fetch_responses() -> st.SearchStrategy[rustlog.FetchResponse]:
+    """Records in offset order, ``next_offset`` = last record offset + 1."""
+
+    def build(start: int, rows: list[tuple[int, bytes]]) -> rustlog.FetchResponse:
+        records = tuple(
+            rustlog.Record(start + i, stamp, body) for i, (stamp, body) in enumerate(rows)
+        )
+        return rustlog.FetchResponse(records, start + len(records))
+
+    rows = st.lists(st.tuples(st.integers(0, U64), st.binary(max_size=32)), max_size=3)
+    return st.builds(build, st.integers(0, U64 - 8), rows)
+
+
+def responses() -> st.SearchStrategy[rustlog.Response]:
+    """Every response type with in-range fields (for fuzzing clients)."""
+    u32 = st.integers(0, U32)
+    u64 = st.integers(0, U64)
+    partitions = st.lists(st.builds(rustlog.PartitionInfo, u32, u64, u64, u32), max_size=3)
+    text = st.text(max_size=20)
+    return st.one_of(
+        st.builds(rustlog.ProduceResponse, u64, u32),
+        _fetch_responses(),
+        st.builds(rustlog.OffsetCommitResponse, st.booleans()),
+        st.builds(rustlog.OffsetFetchResponse, st.none() | u64),
+        st.builds(rustlog.CreateTopicResponse, st.booleans(), st.integers(0, 1000)),
+        st.builds(
+            rustlog.ListTopicsResponse,
+            st.lists(st.builds(rustlog.TopicInfo, topics(), st.integers(1, 1000)), max_size=3).map(
+                tuple
+            ),
+        ),
+        st.builds(rustlog.DescribeTopicResponse, topics(), partitions.map(tuple)),
+        st.builds(rustlog.DescribePartitionResponse, topics(), u32, u64, u64, u32),
+        st.builds(
+            rustlog.MetricsFetchResponse,
+            st.dictionaries(text, st.integers(0, U32) | text, max_size=3).map(rustlog.JsonObject),
+        ),
+        st.just(rustlog.Pong()),
+        st.builds(rustlog.Error, st.sampled_from(rustlog.ErrorCode), text),
     )
 
 

@@ -24,7 +24,16 @@ from hypothesis import strategies as st
 from s3p_codec import ProtocolError, Role, s2s
 from s3p_codec.testing.strategies import Answer, Malformed, Valid
 
-__all__ = ["Target", "append_inputs", "malformed", "request_wire", "requests"]
+__all__ = [
+    "Target",
+    "append_inputs",
+    "malformed",
+    "positions",
+    "read_batches",
+    "replies",
+    "request_wire",
+    "requests",
+]
 
 E = s2s.ErrorCode
 STREAM = "fuzz"
@@ -71,6 +80,29 @@ def append_inputs() -> st.SearchStrategy[s2s.AppendInput]:
 def requests() -> st.SearchStrategy[s2s.AppendInput]:
     """What a client sends in an append session."""
     return append_inputs()
+
+
+def positions() -> st.SearchStrategy[s2s.StreamPosition]:
+    return st.builds(s2s.StreamPosition, st.integers(0, U64), st.integers(0, U64))
+
+
+def read_batches() -> st.SearchStrategy[s2s.ReadBatch]:
+    """ReadBatch frames with 1-4 records (a batch without records is a heartbeat)."""
+    records = st.lists(
+        st.builds(
+            s2s.SequencedRecord, st.integers(0, U64), st.integers(0, U64), st.binary(max_size=32)
+        ),
+        min_size=1,
+        max_size=4,
+    ).map(tuple)
+    return st.builds(s2s.ReadBatch, records, st.none() | positions())
+
+
+def replies() -> st.SearchStrategy[s2s.Heartbeat | s2s.ReadBatch | s2s.Terminal]:
+    """What a server sends in a read session (for fuzzing clients)."""
+    codes = st.sampled_from(list(s2s.ErrorCode))
+    terminals = codes.map(lambda c: s2s.Terminal(s2s.status_of(c), c.value, "fuzz"))
+    return st.one_of(read_batches(), st.builds(s2s.Heartbeat, positions()), terminals)
 
 
 def request_wire() -> st.SearchStrategy[tuple[s2s.AppendInput, bytes]]:

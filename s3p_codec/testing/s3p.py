@@ -80,17 +80,22 @@ def request_wire(limits: s3p.Limits | None = None) -> st.SearchStrategy[tuple[s3
     return requests(limits).map(lambda r: (r, s3p.Connection(Role.CLIENT).send(r)))
 
 
+def _read_replies() -> st.SearchStrategy[s3p.ReadReply]:
+    """Records "in strictly increasing timestamp order", all after the default ``0-0``."""
+    stamps = st.lists(timestamps().filter(lambda t: t > (0, 0)), unique=True, max_size=4)
+    return stamps.flatmap(
+        lambda ts: st.tuples(*(st.binary(min_size=1, max_size=16) for _ in ts)).map(
+            lambda bodies: s3p.ReadReply(tuple(zip(sorted(ts), bodies, strict=True)))
+        )
+    )
+
+
 def replies() -> st.SearchStrategy[s3p.Reply]:
     """Every reply type (for fuzzing clients)."""
     return st.one_of(
         st.just(s3p.Ok()),
         st.builds(s3p.AppendReply, timestamps()),
-        st.builds(
-            s3p.ReadReply,
-            st.lists(st.tuples(timestamps(), st.binary(min_size=1, max_size=16)), max_size=4).map(
-                lambda items: tuple(sorted(items))
-            ),
-        ),
+        _read_replies(),
         st.builds(
             s3p.ErrorReply,
             st.sampled_from(s3p.ErrorCode),

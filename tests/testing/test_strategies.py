@@ -219,3 +219,75 @@ def test_s2s_compression_bombs_stay_small_on_the_wire() -> None:
     assert bombs
     for case in bombs:
         assert len(case.data) < 10_000  # and inflate past 2 MiB: refused as bad_frame above
+
+
+# --- replies: what a server sends, for fuzzing clients ----------------------------------------
+
+
+def test_s3p_replies_round_trip_through_both_roles() -> None:
+    @given(s3p_cases.replies())
+    def check(reply: s3p.Reply) -> None:
+        server = s3p.Connection(Role.SERVER)
+        client = s3p.Connection(Role.CLIENT)
+        request: s3p.Request = s3p.Read(b"s")
+        if isinstance(reply, s3p.Ok):
+            request = s3p.Create(b"s")
+        elif isinstance(reply, s3p.AppendReply):
+            request = s3p.Append(b"s", (b"r",))
+        server.receive_data(client.send(request))
+        assert server.next_event() == request
+        client.receive_data(server.send(reply))
+        assert client.next_event() == reply
+
+    check()
+
+
+def test_rustlog_responses_round_trip_through_both_roles() -> None:
+    requests_for = {response: request for request, response in rustlog.RESPONSE_TO.items()}
+
+    @given(rustlog_cases.responses())
+    def check(response: rustlog.Response) -> None:
+        request = requests_for.get(type(response), rustlog.Ping)
+        sample = {
+            rustlog.Produce: rustlog.Produce("t", 0, (b"x",)),
+            rustlog.Fetch: rustlog.Fetch("g", "t", 0, 0, 1),
+            rustlog.OffsetCommit: rustlog.OffsetCommit("g", "t", 0, 0),
+            rustlog.OffsetFetch: rustlog.OffsetFetch("g", "t", 0),
+            rustlog.CreateTopic: rustlog.CreateTopic("t", 1),
+            rustlog.DescribeTopic: rustlog.DescribeTopic("t"),
+            rustlog.DescribePartition: rustlog.DescribePartition("t", 0),
+        }.get(request, None) or request()
+        server = rustlog.Connection(Role.SERVER)
+        client = rustlog.Connection(Role.CLIENT)
+        server.receive_data(client.send(sample))
+        assert server.next_event() == sample
+        client.receive_data(server.send(response))
+        assert client.next_event() == response
+
+    check()
+
+
+def test_pravega_replies_round_trip_to_a_client() -> None:
+    @given(pravega_cases.replies())
+    def check(reply: pravega.Command) -> None:
+        client = pravega.Connection(Role.CLIENT)
+        client.receive_data(pravega.encode(reply))
+        assert client.next_event() == reply
+
+    check()
+
+
+def test_s2s_read_session_replies_round_trip_to_a_client() -> None:
+    @given(s2s_cases.replies())
+    def check(reply: s2s.Heartbeat | s2s.ReadBatch | s2s.Terminal) -> None:
+        server = s2s.Connection(Role.SERVER, s2s.Session.READ)
+        client = s2s.Connection(Role.CLIENT, s2s.Session.READ)
+        client.receive_data(server.send(reply))
+        if isinstance(reply, s2s.Terminal):
+            with pytest.raises(s2s.SessionTerminated) as ended:
+                client.next_event()
+            assert ended.value.terminal.code == reply.code
+        else:
+            assert client.next_event() == reply
+
+    check()
