@@ -256,7 +256,7 @@ def test_rustlog_responses_round_trip_through_both_roles() -> None:
             rustlog.CreateTopic: rustlog.CreateTopic("t", 1),
             rustlog.DescribeTopic: rustlog.DescribeTopic("t"),
             rustlog.DescribePartition: rustlog.DescribePartition("t", 0),
-        }.get(request, None) or request()
+        }.get(request) or request()
         server = rustlog.Connection(Role.SERVER)
         client = rustlog.Connection(Role.CLIENT)
         server.receive_data(client.send(sample))
