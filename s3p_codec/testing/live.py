@@ -334,6 +334,18 @@ class _Driver:
         answer = out.answer
         report.answers[f"{'probe' if probe else 'valid'}:{out.status}:{answer.code}"] += 1
         good = answer.complete and not answer.problem and (answer.code is None or not probe)
+        if good and answer.code is not None and answer.code in case.forbidden:
+            report.add(
+                Finding(
+                    "edge case accepted",
+                    case.label,
+                    f"a reply other than {answer.code}",
+                    answer.summary,
+                    case.data,
+                    splits=self.splits,
+                )
+            )
+            return True
         if not good:
             check = "valid traffic still served" if probe else "valid request answered"
             report.add(

@@ -22,7 +22,15 @@ from hypothesis import strategies as st
 from s3p_codec import ProtocolError, Role, rustlog
 from s3p_codec.testing.strategies import Answer, Malformed, Valid
 
-__all__ = ["Target", "malformed", "recoverable", "request_wire", "requests", "responses"]
+__all__ = [
+    "Target",
+    "edge_cases",
+    "malformed",
+    "recoverable",
+    "request_wire",
+    "requests",
+    "responses",
+]
 
 BAD = rustlog.ErrorCode.INVALID_REQUEST
 TOO_LARGE = rustlog.ErrorCode.RECORD_TOO_LARGE
@@ -239,6 +247,34 @@ def malformed(limits: rustlog.Limits | None = None) -> st.SearchStrategy[Malform
     return st.one_of(_framing(lim), _payloads(), _fields(), _truncated())
 
 
+def edge_cases() -> st.SearchStrategy[Valid]:
+    """Requests at the edges the spec allows, which a strict server must not refuse (400/413).
+
+    A topic of 255 characters, 1000 partitions, 1000 records, an unknown extra field ("Unknown
+    extra fields are ignored"), JSON with insignificant whitespace and escaped characters.
+    """
+    forbidden = (BAD, TOO_LARGE)
+    produce = {"type": "Produce", "topic": "fuzz", "partition": 0, "records": ["eA=="]}
+    cases: list[tuple[str, dict[str, object], rustlog.Request]] = [
+        ("topic of 255 characters", {"type": "DescribeTopic", "topic": "t" * 255},
+         rustlog.DescribeTopic("t" * 255)),
+        ("1000 partitions", {"type": "CreateTopic", "topic": "fuzz-wide", "partition_count": 1000},
+         rustlog.CreateTopic("fuzz-wide", 1000)),
+        ("1000 records", {**produce, "records": ["eA=="] * 1000},
+         rustlog.Produce("fuzz", 0, (b"x",) * 1000)),
+        ("unknown extra field", {**produce, "compression": "none"},
+         rustlog.Produce("fuzz", 0, (b"x",))),
+    ]  # fmt: skip
+    valid = [Valid(label, _frame(_json(raw)), event, forbidden) for label, raw, event in cases]
+    spaced = (
+        b' { "type" : "Produce" , "topic" : "fu\\u007az" , "partition" : 0 , "records" : [ ] } '
+    )
+    valid.append(
+        Valid("whitespace and escapes", _frame(spaced), rustlog.Produce("fuzz", 0, ()), forbidden)
+    )
+    return st.sampled_from(valid)
+
+
 # --- live target -------------------------------------------------------------------------------
 
 
@@ -285,7 +321,7 @@ class Target:
         return malformed(self.limits)
 
     def valid(self) -> st.SearchStrategy[Valid]:
-        return requests().map(self._valid)
+        return st.one_of(requests().map(self._valid), edge_cases())
 
     def probe(self) -> Valid:
         return self._valid(rustlog.Ping())

@@ -27,6 +27,7 @@ from s3p_codec.testing.strategies import Answer, Malformed, Valid
 __all__ = [
     "Target",
     "append_inputs",
+    "edge_cases",
     "malformed",
     "positions",
     "read_batches",
@@ -208,6 +209,31 @@ def malformed(limits: s2s.Limits | None = None) -> st.SearchStrategy[Malformed]:
     return st.one_of(_framing(lim), _protobuf(), _rules(), _heads())
 
 
+def _encode(event: s2s.AppendInput) -> bytes:
+    return s2s.Connection(Role.CLIENT, s2s.Session.APPEND).send(event)
+
+
+def edge_cases() -> st.SearchStrategy[Valid]:
+    """Append frames a strict server must accept: reserved flag bits 3-0 set ("reserved and
+    ignored on decode"), an unknown protobuf field ("Unknown fields are skipped"), 1000
+    records, a record with an empty body."""
+    forbidden = (E.BAD_FRAME.value, E.BAD_PROTO.value, E.INVALID.value)
+    one = s2s.AppendInput((s2s.AppendRecord(b"edge"),))
+    frame = s2s.Connection(Role.CLIENT, s2s.Session.APPEND).send(one)
+    payload = frame[4:]
+    thousand = s2s.AppendInput((s2s.AppendRecord(b""),) * 1000)
+    empty = s2s.AppendInput((s2s.AppendRecord(b""),))
+    cases = [
+        ("reserved flag bits set", _frame(0x0F, payload), one),
+        ("unknown protobuf field", _frame(0, payload + b"\xf8\x07\x01"), one),
+        ("1000 records", _encode(thousand), thousand),
+        ("record with an empty body", _encode(empty), empty),
+    ]
+    return st.sampled_from(
+        [Valid(label, HEAD + _chunk(data), event, forbidden) for label, data, event in cases]
+    )
+
+
 # --- live target -------------------------------------------------------------------------------
 
 
@@ -269,7 +295,7 @@ class Target:
         return Valid("AppendInput", HEAD + _chunk(session.send(event)), event)
 
     def valid(self) -> st.SearchStrategy[Valid]:
-        return append_inputs().map(self._valid)
+        return st.one_of(append_inputs().map(self._valid), edge_cases())
 
     def probe(self) -> Valid:
         return self._valid(s2s.AppendInput((s2s.AppendRecord(b"probe"),)))

@@ -17,6 +17,7 @@ from s3p_codec.testing.strategies import Answer, Malformed, Valid
 
 __all__ = [
     "Target",
+    "edge_cases",
     "malformed",
     "replies",
     "request_wire",
@@ -293,6 +294,36 @@ def malformed(limits: s3p.Limits | None = None) -> st.SearchStrategy[Malformed]:
     )
 
 
+def edge_cases(limits: s3p.Limits | None = None) -> st.SearchStrategy[Valid]:
+    """Requests at the edges the spec allows, which a strict server must not refuse.
+
+    A name and a COUNT exactly at their limits, a BLOCK of 0, a repeated option key ("the
+    last occurrence's value MUST be used"), lower-case command and option names ("Servers MUST
+    match command names and option keys case-insensitively"), a 2-element DELETE (accepted by
+    this project's decision).
+    """
+    lim = limits or s3p.Limits()
+    forbidden = (BAD, LIMITS)
+    cases = [
+        ("stream name at the limit", _command(b"READ", b"n" * lim.max_stream_name)),
+        ("COUNT at the limit", _command(b"READ", b"fuzz", b"COUNT", b"%d" % lim.max_count)),
+        ("BLOCK 0", _command(b"READ", b"fuzz", b"BLOCK", b"0")),
+        ("repeated option key", _command(b"READ", b"fuzz", b"COUNT", b"0", b"COUNT", b"1")),
+        ("lower-case command and option", _command(b"read", b"fuzz", b"count", b"1")),
+        ("DELETE of 2 elements", _array(_bulk(b"DELETE"), _bulk(b"fuzz-gone"))),
+    ]
+    events: dict[str, s3p.Request] = {
+        "DELETE of 2 elements": s3p.Delete(b"fuzz-gone"),
+        "stream name at the limit": s3p.Read(b"n" * lim.max_stream_name),
+    }
+    return st.sampled_from(
+        [
+            Valid(label, data, events.get(label, s3p.Read(b"fuzz")), forbidden)
+            for label, data in cases
+        ]
+    )
+
+
 # --- live target -------------------------------------------------------------------------------
 
 
@@ -346,7 +377,8 @@ class Target:
         return malformed(self.limits)
 
     def valid(self) -> st.SearchStrategy[Valid]:
-        return requests(self.limits).map(lambda r: self._valid(_no_block(r)))
+        plain = requests(self.limits).map(lambda r: self._valid(_no_block(r)))
+        return st.one_of(plain, edge_cases(self.limits))
 
     def probe(self) -> Valid:
         return self._valid(s3p.Read(b"fuzz", count=1))

@@ -48,11 +48,17 @@ class Malformed:
 
 @attrs.frozen(slots=True)
 class Valid:
-    """A well-formed request (its wire bytes and the event), which a server must answer."""
+    """A well-formed request (its wire bytes and the event), which a server must answer.
+
+    ``forbidden``: error codes that would mean the server wrongly refused it. Edge cases (a
+    name exactly at its length limit, a repeated option key, reserved flag bits set) carry the
+    framing and limit codes here: the server may answer "unknown stream", never "bad format".
+    """
 
     label: str
     data: bytes
     event: object
+    forbidden: tuple[str | int, ...] = ()
 
 
 @attrs.frozen(slots=True)

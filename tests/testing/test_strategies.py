@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, RemoteProtocolError, Role, durable, pravega, rustlog, s2s, s3p
-from s3p_codec.testing import Malformed, chunkings, live
+from s3p_codec.testing import Malformed, Valid, chunkings, live
 from s3p_codec.testing import durable as durable_cases
 from s3p_codec.testing import pravega as pravega_cases
 from s3p_codec.testing import rustlog as rustlog_cases
@@ -289,5 +289,43 @@ def test_s2s_read_session_replies_round_trip_to_a_client() -> None:
             assert ended.value.terminal.code == reply.code
         else:
             assert client.next_event() == reply
+
+    check()
+
+
+# --- edge cases: at the limits, repeated keys, reserved bits: must be accepted ---------------
+
+
+def test_s3p_edge_cases_are_accepted_by_our_server_codec() -> None:
+    @given(s3p_cases.edge_cases())
+    def check(case: Valid) -> None:
+        conn = s3p.Connection(Role.SERVER)
+        conn.receive_data(case.data)
+        event = conn.next_event()
+        assert isinstance(event, s3p.Read | s3p.Delete), case.label
+        if case.label == "repeated option key":
+            assert event == s3p.Read(b"fuzz", count=1)  # "the last occurrence's value"
+
+    check()
+
+
+def test_rustlog_edge_cases_parse_to_their_request() -> None:
+    @given(rustlog_cases.edge_cases())
+    def check(case: Valid) -> None:
+        conn = rustlog.Connection(Role.SERVER)
+        conn.receive_data(case.data)
+        assert conn.next_event() == case.event, case.label
+
+    check()
+
+
+def test_s2s_edge_cases_parse_to_their_append_input() -> None:
+    @given(s2s_cases.edge_cases())
+    def check(case: Valid) -> None:
+        conn = s2s.Http1Connection(Role.SERVER)
+        conn.receive_data(case.data)
+        assert isinstance(conn.next_event(), s2s.SessionRequest)
+        conn.send(s2s.SessionResponse())
+        assert conn.next_event() == case.event, case.label
 
     check()
