@@ -14,10 +14,11 @@ same names:
 Test your own S3P server in a few lines::
 
     import socket
-    from hypothesis import given
+    from hypothesis import given, settings
     from s3p_codec.testing import s3p as s3p_cases
 
-    @given(s3p_cases.malformed())
+    @settings(max_examples=50, deadline=None)
+    @given(s3p_cases.malformed().filter(lambda case: case.reply))
     def test_my_server_refuses_bad_framing(case):
         with socket.create_connection(("127.0.0.1", 7500), timeout=2) as sock:
             sock.sendall(case.data)

@@ -184,3 +184,18 @@ def test_a_server_that_is_not_there_is_reported() -> None:
     report = live.fuzz(s3p_cases.Target(), "127.0.0.1", port, seconds=1, seed=1, case_timeout=0.3)
     assert not report.ok
     assert any("refused" in f.observed for f in report.findings.values())
+
+
+def test_the_documented_few_line_example_runs_against_the_example_server() -> None:
+    import s3p_codec.testing as testing  # noqa: PLC0415
+
+    doc = testing.__doc__ or ""
+    block = doc.split("Test your own S3P server in a few lines::", 1)[1].split("\n\n", 1)[1]
+    code = block.split("\n\nor let the driver", 1)[0]
+    source = "\n".join(line.removeprefix("    ") for line in code.splitlines())
+    with example_server("s3p") as port:
+        namespace: dict[str, object] = {}
+        exec(source.replace("7500", str(port)), namespace)  # noqa: S102 - our own docstring
+        test = namespace["test_my_server_refuses_bad_framing"]
+        assert callable(test)
+        test()
