@@ -187,7 +187,7 @@ def test_a_server_that_is_not_there_is_reported() -> None:
 
 
 def test_the_documented_few_line_example_runs_against_the_example_server() -> None:
-    import s3p_codec.testing as testing  # noqa: PLC0415
+    from s3p_codec import testing
 
     doc = testing.__doc__ or ""
     block = doc.split("Test your own S3P server in a few lines::", 1)[1].split("\n\n", 1)[1]
@@ -195,7 +195,7 @@ def test_the_documented_few_line_example_runs_against_the_example_server() -> No
     source = "\n".join(line.removeprefix("    ") for line in code.splitlines())
     with example_server("s3p") as port:
         namespace: dict[str, object] = {}
-        exec(source.replace("7500", str(port)), namespace)  # noqa: S102 - our own docstring
+        exec(source.replace("7500", str(port)), namespace)
         test = namespace["test_my_server_refuses_bad_framing"]
         assert callable(test)
         test()
