@@ -32,10 +32,25 @@ or let the driver do the checks and write the report::
     print(report.summary())
 
 The same from the shell: ``s3p-codec fuzz s3p 127.0.0.1:7500 --seconds 10 --seed 1``.
+
+
+Needs hypothesis (``pip install s3p-codec[testing]``); importing this package alone does not
+load it, so the ``s3p-codec`` command works without it.
 """
 
 from __future__ import annotations
 
-from s3p_codec.testing.strategies import Answer, Malformed, Valid, chunkings, split_points
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from s3p_codec.testing.strategies import Answer, Malformed, Valid, chunkings, split_points
 
 __all__ = ["Answer", "Malformed", "Valid", "chunkings", "split_points"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: hypothesis loads only when a strategy is asked for.
+    if name in __all__:
+        return getattr(importlib.import_module("s3p_codec.testing.strategies"), name)
+    raise AttributeError(f"module 's3p_codec.testing' has no attribute {name!r}")

@@ -13,9 +13,10 @@ import importlib
 import ipaddress
 import socket
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from s3p_codec.testing.target import Target
+if TYPE_CHECKING:
+    from s3p_codec.testing.target import Target
 
 __all__ = ["PROTOCOLS", "make_target", "parse_address", "register", "run"]
 
@@ -68,8 +69,12 @@ def register(sub: Any) -> None:
 
 def run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Run one campaign; 0 without findings, 1 with."""
-    from s3p_codec.testing import live  # noqa: PLC0415 - hypothesis loads only when fuzzing
-
+    try:
+        from s3p_codec.testing import live  # noqa: PLC0415 - hypothesis loads only when fuzzing
+    except ImportError as exc:
+        print(f"s3p-codec fuzz needs the testing extra ({exc.name} is missing): "
+              "pip install 's3p-codec[testing]'", file=sys.stderr)  # fmt: skip
+        return 2
     try:
         host, port = parse_address(args.address, allow_remote=args.allow_remote)
     except ValueError as exc:
