@@ -248,6 +248,10 @@ def main() -> int:
         )
     print("(peak RSS: this process for the single-process run, the largest Spark Python worker "
           "otherwise)")  # fmt: skip
+    load = os.getloadavg()
+    loads = " / ".join(f"{x:.1f}" for x in load)
+    print(f"{os.cpu_count()} CPUs; load average at the end {loads} (1/5/15 min); other work "
+          "on the machine slows the parallel runs most")  # fmt: skip
     return 0
 
 

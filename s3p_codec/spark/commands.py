@@ -5,22 +5,23 @@
     s3p-codec spark decode 'captures/*.pcap*' --out events.parquet [--master URL]
     s3p-codec spark stats 'captures/*.pcap*' [--master URL] [--format table|json]
 
-Patterns are expanded by the driver (quote them so the shell does not); ``--master`` defaults to
-``local[*]`` (Spark embedded in this process). Under ``spark-submit`` pass ``--master submit``
-to keep the master spark-submit was given. This module imports pyspark only when a Spark
-command runs, so the rest of the command line stays fast and works without the extra.
+Patterns are expanded by the driver (quote them so the shell does not). ``--master`` defaults to
+``local[*]`` (Spark embedded in this process), or, when the command runs under ``spark-submit``,
+to the master spark-submit was given. This module imports pyspark only when a Spark command
+runs, so the rest of the command line stays fast and works without the extra.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
 __all__ = ["register"]
 
-SUBMIT = "submit"
+_UNDER_SPARK_SUBMIT = "PYSPARK_GATEWAY_PORT"  # set by spark-submit for a Python driver
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -36,10 +37,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--master",
-        default="local[*]",
         metavar="URL",
         help="Spark master: local[*] (default), local[N], spark://host:7077, yarn, ...; "
-        f"'{SUBMIT}' keeps the one spark-submit set",
+        "under spark-submit the default is the master spark-submit was given",
     )
 
 
@@ -85,7 +85,9 @@ def _prepare(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple
     files = expand_paths(args.patterns)
     if not files:
         parser.error(f"no capture file matches {' '.join(args.patterns)}")
-    master = None if args.master == SUBMIT else args.master
+    master = args.master
+    if master is None and _UNDER_SPARK_SUBMIT not in os.environ:
+        master = "local[*]"
     return spark_session(master), files, ports
 
 
