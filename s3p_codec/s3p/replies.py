@@ -340,6 +340,10 @@ class ReplyParser:
         self.limits = limits
         self.start = 0
         self._ready: deque[ReadReply] = deque()  # decoded ahead, for the next requests
+        # Replies that are not of one shape make the fast paths fail: after a miss, skip them
+        # for a number of replies that doubles with each miss in a row (up to 15).
+        self._misses = 0
+        self._skip = 0
         self._reset()
 
     def _reset(self) -> None:
@@ -366,7 +370,9 @@ class ReplyParser:
             data = buf.data
             pos = buf.pos
             self.start = buf.base + pos
-            if type(request) is Read:
+            if self._skip:
+                self._skip -= 1  # recent replies were not uniform: do not look for a while
+            elif type(request) is Read:
                 # Fast path: whole READ replies of same-sized pairs, already buffered.
                 head = _READ_FIRST(data, pos)
                 if head is not None:
@@ -380,6 +386,7 @@ class ReplyParser:
                         self.limits.max_record_size,
                     )
                     if batch is not None:
+                        self._misses = 0
                         replies, end = batch
                         buf.pos = buf.scan = end
                         if end >= len(data):
@@ -387,6 +394,9 @@ class ReplyParser:
                         if len(replies) > 1:
                             self._ready.extend(replies[1:])
                         return replies[0]
+                    if head.end() < len(data):  # complete enough to judge: not uniform
+                        self._misses = min(2 * self._misses + 1, 15)
+                        self._skip = self._misses
             header = buf.read_header()
             if header is None:
                 return None
@@ -440,7 +450,7 @@ class ReplyParser:
         records = self._records
         max_record = self.limits.max_record_size
         pairs_left = self._count // 2 - len(records)
-        if self._stamp is None and self._bulk < 0 and pairs_left > 1:
+        if self._stamp is None and self._bulk < 0 and pairs_left > 1 and not self._misses:
             uniform = None
             first = _PAIR.match(data, buf.pos)
             if first is not None:
@@ -494,12 +504,14 @@ class ReplyParser:
                 break
             ts_len, ms, seq, rec_len = found.groups()
             start = found.end()
-            size = int(rec_len)
+            size = small(rec_len)
+            if size is None:
+                size = int(rec_len)
             end = start + size
             if (
                 end + 2 > size_of_data
                 or size > max_record
-                or int(ts_len) != len(ms) + len(seq) + 1
+                or small(ts_len) != len(ms) + len(seq) + 1
                 or data[end] != 0x0D
                 or data[end + 1] != 0x0A
             ):
