@@ -15,7 +15,8 @@ timestamps of equal width: the common case), the whole reply is matched by one `
 its timestamps are built by C-level loops; pipelined READ replies of one shape are decoded
 together, a few dozen at a time, and handed out by the following calls. Otherwise the READ
 loop matches a ``$len ts $len`` header pair with one regex and slices the record. Anything
-unusual falls back to the element-by-element path, which gives the precise error. The fast
+unusual falls back to the element-by-element path, which gives the precise error; while
+replies keep not being of one shape, the fast paths are not even tried for a while. The fast
 paths only ever accept what the careful path accepts (tests feed the same streams to both).
 A shape's pattern is compiled the second time the shape is seen, so a peer varying shapes
 cannot make us compile a pattern per reply.
