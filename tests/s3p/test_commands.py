@@ -16,7 +16,7 @@ from s3p_codec.s3p import (
     Trim,
 )
 
-from .helpers import client_for, crlf, server_error, server_events
+from .support import client_for, crlf, server_error, server_events
 
 BAD = ErrorCode.BAD_FORMAT
 

@@ -26,8 +26,8 @@ from s3p_codec.s3p import (
 )
 from s3p_codec.s3p.events import MAX_U64
 
-from .helpers import client_for, crlf
 from .strategies import conversations, requests
+from .support import client_for, crlf
 
 
 def test_connection_satisfies_the_core_connection_protocol() -> None:

@@ -13,7 +13,7 @@ from s3p_codec.s3p.events import MAX_U64
 from s3p_codec.s3p.replies import encode_reply
 from s3p_codec.s3p.wire import BIG_BULK
 
-from .helpers import client_for
+from .support import client_for
 
 
 def outcome(data: bytes, request: Read, chunk: int) -> object:

@@ -24,7 +24,7 @@ from s3p_codec.s3p import (
     Trim,
 )
 
-from .helpers import crlf, server_error
+from .support import crlf, server_error
 
 EXAMPLES = [
     pytest.param(

@@ -23,7 +23,7 @@ from s3p_codec.s3p import (
     TimestampStrategy,
 )
 
-from .helpers import client_error, client_for, crlf, server_error, server_events
+from .support import client_error, client_for, crlf, server_error, server_events
 
 BAD = ErrorCode.BAD_FORMAT
 LIMITS = ErrorCode.LIMITS

@@ -20,8 +20,8 @@ from s3p_codec.s3p.wire import (
     encode_value,
 )
 
-from .helpers import client_error, server_error
 from .strategies import conversations, wire_values
+from .support import client_error, server_error
 
 
 def read_all(data: bytes, **bounds: int) -> list[WireValue]:

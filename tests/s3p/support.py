@@ -1,4 +1,4 @@
-"""Small helpers shared by the S3P tests: feed bytes to a codec, collect events or the error."""
+"""Small utilities shared by the S3P tests: feed bytes to a codec, collect events or the error."""
 
 from __future__ import annotations
 
