@@ -147,6 +147,34 @@ def generate(folder: Path, templates: list[Template], size: int, file_size: int,
     return files, largest
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and every process below it (the JVM, its Python workers).
+
+    Read from /proc (Linux): a process's own time plus what its reaped children used, so a
+    worker that exited still counts through its parent.
+    """
+    tick = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(fields[1])
+        times[int(entry)] = sum(int(x) for x in fields[11:15]) / tick
+    mine = {os.getpid()}
+    grew = True
+    while grew:
+        below = {pid for pid, ppid in parents.items() if ppid in mine} - mine
+        grew = bool(below)
+        mine |= below
+    return sum(times.get(pid, 0.0) for pid in mine)
+
+
 def _maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -165,7 +193,9 @@ def _worker_peak_mb(spark: Any) -> float:
     return max(peak for _, peak in peaks)
 
 
-def _run_spark(master: str, files: list[str], datasource: bool = False) -> tuple[float, Any, float]:
+def _run_spark(
+    master: str, files: list[str], datasource: bool = False
+) -> tuple[float, float, Any, float]:
     from s3p_codec.spark import decode, spark_session, summarize
 
     spark = spark_session(master, "spark-bench")
@@ -173,16 +203,18 @@ def _run_spark(master: str, files: list[str], datasource: bool = False) -> tuple
         # Warm up: start the Python workers once, as a long-running cluster would have.
         spark.sparkContext.parallelize(range(8), 8).count()
         start = time.perf_counter()
+        cpu = _cpu_seconds()
         if datasource:
             events = spark.read.format("s3p_codec").option("paths", json.dumps(files)).load()
         else:
             events = decode(spark, files)
         table = summarize(events)
         elapsed = time.perf_counter() - start
+        cpu = _cpu_seconds() - cpu
         peak = _worker_peak_mb(spark)
     finally:
         spark.stop()
-    return elapsed, table, peak
+    return elapsed, cpu, table, peak
 
 
 def main() -> int:
@@ -214,20 +246,22 @@ def main() -> int:
         )
 
         start = time.perf_counter()
+        cpu = _cpu_seconds()
         expected = capture.summarize(capture.decode_files(files))
         single = time.perf_counter() - start
+        single_cpu = _cpu_seconds() - cpu
         single_rss = _maxrss_mb()
-        results = [("single process", single, single_rss)]
+        results = [("single process", single, single_cpu, single_rss)]
         runs = [("spark local[1]", "local[1]", False), ("spark local[2]", "local[2]", False)]
         if args.datasource:
             runs.append(('format("s3p_codec") local[2]', "local[2]", True))
         for label, master, datasource in runs:
-            elapsed, table, peak = _run_spark(master, files, datasource)
+            elapsed, cpu, table, peak = _run_spark(master, files, datasource)
             if table != expected:
                 print(f"{label}: summary differs from the single-process one", file=sys.stderr)
                 print(json.dumps([table, expected], indent=1, default=str), file=sys.stderr)
                 return 1
-            results.append((label, elapsed, peak))
+            results.append((label, elapsed, cpu, peak))
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
@@ -239,13 +273,14 @@ def main() -> int:
     print(f"input: {size / MiB:.0f} MiB in {len(files)} files; "
           f"largest conversation {largest / MiB:.2f} MiB")  # fmt: skip
     print(f"{'run':<30} {'seconds':>8} {'MB/s':>7} {'vs single':>9} {'vs local[1]':>11} "
-          f"{'peak RSS MiB':>13}")  # fmt: skip
+          f"{'CPU s':>7} {'peak RSS MiB':>13}")  # fmt: skip
     base = results[1][1] if len(results) > 1 else results[0][1]
-    for label, elapsed, rss in results:
+    for label, elapsed, cpu, rss in results:
         print(
             f"{label:<30} {elapsed:8.1f} {size / 1e6 / elapsed:7.2f} {single / elapsed:8.2f}x "
-            f"{base / elapsed:10.2f}x {rss:13.0f}"
+            f"{base / elapsed:10.2f}x {cpu:7.1f} {rss:13.0f}"
         )
+    print("(CPU s: this process and all its descendants, the JVM and Python workers included)")
     print("(peak RSS: this process for the single-process run, the largest Spark Python worker "
           "otherwise)")  # fmt: skip
     load = os.getloadavg()
