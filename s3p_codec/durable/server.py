@@ -61,6 +61,9 @@ class ServerConnection:
         self._reply_owed = False  # a remote error's reply may still be sent
         self._sse_base64 = False
         self._eof = False
+        # Stream offsets, so that a request head is measured exactly whatever the chunking.
+        self._fed = 0
+        self._head_start = 0
 
     @property
     def role(self) -> Role:
@@ -96,6 +99,7 @@ class ServerConnection:
             return
         try:
             self._h11.receive_data(data)
+            self._fed += len(data)
         except RuntimeError as exc:  # h11 refuses data once the connection is closed
             raise LocalProtocolError(str(exc), code="eof") from None
 
@@ -136,7 +140,22 @@ class ServerConnection:
                 return
             yield event
 
+    def _consumed(self) -> int:
+        """Stream offset of the first byte h11 has not turned into an event yet."""
+        return self._fed - len(self._h11.trailing_data[0])
+
     def _begin(self, head: h11.Request) -> None:
+        # h11 bounds a head only while it is incomplete; a head delivered whole in one chunk
+        # is measured here, so the outcome never depends on how the bytes were split.
+        head_size = self._consumed() - self._head_start
+        if head_size > self.limits.max_header_size:
+            self._state = ConnectionState.ERROR
+            self._reply_owed = True
+            raise _fatal(
+                f"request head of {head_size} bytes is over the limit of "
+                f"{self.limits.max_header_size}",
+                ErrorCode.REQUEST_HEADER_FIELDS_TOO_LARGE,
+            )
         self._head = head
         self._body = bytearray()
         self._state = ConnectionState.BUSY
@@ -157,6 +176,7 @@ class ServerConnection:
     def _complete(self) -> Request:
         head = self._head
         assert head is not None
+        self._head_start = self._consumed()
         body = bytes(self._body)
         self._body = bytearray()
         self._reply_owed = True

@@ -378,3 +378,32 @@ def test_the_reply_to_a_rejected_head_request_has_no_body() -> None:
     assert reply.startswith(b"HTTP/1.1 400 ")
     assert reply.endswith(b"\r\n\r\n")
     assert server.next_event() == durable.Head("/s")
+
+
+def test_a_request_head_over_the_limit_is_refused_whatever_the_chunking() -> None:
+    # h11 bounds only incomplete heads; the codec measures whole ones, so chunking never matters.
+    limits = durable.Limits(max_header_size=1024)
+    head = b"GET /v1/stream/x HTTP/1.1\r\nhost: a\r\nx-big: " + b"a" * 1000 + b"\r\n\r\n"
+
+    def feed_in_pieces(size: int) -> None:
+        conn = durable.Connection(Role.SERVER, limits)
+        for at in range(0, len(head), size):
+            conn.receive_data(head[at : at + size])
+            conn.next_event()
+
+    for size in (1, 7, 100, len(head)):
+        with pytest.raises(RemoteProtocolError) as caught:
+            feed_in_pieces(size)
+        assert caught.value.code == durable.ErrorCode.REQUEST_HEADER_FIELDS_TOO_LARGE
+
+
+def test_pipelined_heads_each_within_the_limit_are_accepted_together() -> None:
+    limits = durable.Limits(max_header_size=200)
+    one = b"HEAD /v1/stream/x HTTP/1.1\r\nhost: a\r\nx-pad: " + b"p" * 120 + b"\r\n\r\n"
+    assert len(one) <= 200
+    conn = durable.Connection(Role.SERVER, limits)
+    conn.receive_data(one * 3)
+    for _ in range(3):
+        request = conn.next_event()
+        assert isinstance(request, durable.Head)
+        conn.send(durable.ErrorResponse(durable.ErrorCode.NOT_FOUND, "no such stream"))

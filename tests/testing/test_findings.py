@@ -1,7 +1,7 @@
 """Disagreements the fuzzer found in this library's codecs, kept as failing regression tests.
 
-Each test is ``xfail(strict=True)``: it fails today for the reason given, and starts passing
-(so the suite turns red and the mark must go) as soon as the codec is fixed.
+An open finding is marked ``xfail(strict=True)`` with its reason, so the suite turns red (and
+the mark must go) as soon as the codec is fixed; a fixed finding stays here as a regression test.
 """
 
 from __future__ import annotations
@@ -14,11 +14,6 @@ HEAD = b"GET /v1/stream/fuzz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-big: " + b"a" * 19
 SMALL = durable.Limits(max_header_size=1024)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="durable server codec: a request head over Limits.max_header_size is refused (431) "
-    "only when it arrives incomplete; delivered whole it is accepted",
-)
 def test_durable_head_over_the_limit_is_refused_in_one_piece() -> None:
     conn = durable.Connection(Role.SERVER, SMALL)
     conn.receive_data(HEAD)
