@@ -161,6 +161,24 @@ def _limits_cases(lim: s3p.Limits) -> st.SearchStrategy[Malformed]:
     return st.sampled_from(cases)
 
 
+def _aggregate_over(lim: s3p.Limits) -> Malformed:
+    """Records filling the aggregate limit exactly, then one more record header: ERR_LIMITS
+    from that header alone (its payload is withheld)."""
+    size = lim.max_record_size
+    full, rest = divmod(lim.max_append_size, size)
+    records = [size] * full + ([rest] if rest else [])
+    count = len(records) + 1
+    if count > lim.max_records_per_append:
+        return Malformed("record count over the limit (header only)",
+                         b"*4\r\n" + _bulk(b"APPEND") + _bulk(b"s") + _array()
+                         + b"*%d\r\n" % (lim.max_records_per_append + 1), LIMITS)  # fmt: skip
+    body = b"".join(b"$%d\r\n%s\r\n" % (n, b"r" * n) for n in records)
+    head = b"*4\r\n" + _bulk(b"APPEND") + _bulk(b"s") + _array() + b"*%d\r\n" % count
+    return Malformed(
+        "aggregate size over the limit (last header only)", head + body + b"$1\r\n", LIMITS
+    )
+
+
 def _bad_numbers() -> st.SearchStrategy[Malformed]:
     def build(where: str, text: bytes) -> Malformed:
         if where == "array":
@@ -286,6 +304,7 @@ def malformed(limits: s3p.Limits | None = None) -> st.SearchStrategy[Malformed]:
     return st.one_of(
         _off_by_one(names),
         _limits_cases(lim),
+        st.builds(_aggregate_over, st.just(lim)),
         _bad_numbers(),
         _wrong_types(),
         _schema(),
