@@ -27,13 +27,13 @@ EXAMPLES = {
 
 
 @contextmanager
-def example_server(protocol: str) -> Iterator[int]:
-    """Start the example server of ``protocol`` on an OS-chosen port; yield the port."""
+def example_server(protocol: str, *flags: str) -> Iterator[int]:
+    """Start the example server of ``protocol`` (with ``flags``) on an OS-chosen port."""
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "server.log"
         with log.open("wb") as sink:
             process = subprocess.Popen(
-                [sys.executable, "-m", *EXAMPLES[protocol], "--port", "0"],
+                [sys.executable, "-m", *EXAMPLES[protocol], "--port", "0", *flags],
                 cwd=ROOT,
                 stdout=sink,
                 stderr=sink,

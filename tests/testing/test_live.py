@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 import pytest
 
+from s3p_codec import s3p
 from s3p_codec.testing import durable as durable_cases
 from s3p_codec.testing import live
 from s3p_codec.testing import pravega as pravega_cases
@@ -42,6 +43,21 @@ def test_fuzz_finds_nothing_wrong_with_the_example_server(protocol: str) -> None
     assert report.valid > 0
     assert report.probes > 0
     assert len(report.labels) > 5
+
+
+def test_limits_of_a_configured_server_are_aimed_at_exactly() -> None:
+    # A server started with small limits: the cases at and just over them follow.
+    limits = s3p.Limits(
+        max_stream_name=32, max_records_per_append=100, max_record_size=4096,
+        max_append_size=65536, max_count=5000, max_block_ms=3000,
+    )  # fmt: skip
+    flags = ["--max-stream-name", "32", "--max-records-per-append", "100",
+             "--max-record-size", "4096", "--max-append-size", "65536",
+             "--max-count", "5000", "--max-block-ms", "3000"]  # fmt: skip
+    with example_server("s3p", *flags) as port:
+        report = live.fuzz(s3p_cases.Target(limits), "127.0.0.1", port, seconds=2, seed=11)
+    assert report.ok, report.summary()
+    assert report.labels["COUNT over the limit"] + report.labels["BLOCK over the limit"] > 0
 
 
 def test_the_same_seed_sends_the_same_cases() -> None:
