@@ -50,6 +50,7 @@ def test_fuzz_runs_against_the_example_server_and_writes_both_reports(
     assert report["findings"] == []
     assert report["cases"]["malformed"] > 0
     assert "no findings" in capsys.readouterr().out
+    assert "no findings" in (tmp_path / "report.txt").read_text()
 
 
 def test_fuzz_exits_1_and_names_the_smallest_input_when_the_server_is_broken(

@@ -1,7 +1,8 @@
 """``s3p-codec fuzz PROTOCOL HOST:PORT [--seconds N] [--seed S] [--allow-remote]``.
 
-Drives ``live.fuzz`` at a running server, prints the readable summary and writes the JSON
-report (``--report PATH``, default ``fuzz-report-<protocol>.json``). Exit status: 0 without
+Drives ``live.fuzz`` at a running server, prints the readable summary and writes it with the
+JSON report (``--report PATH``, default ``fuzz-report-<protocol>.json``, and the same name with
+``.txt``). Exit status: 0 without
 findings, 1 with findings, 2 for a usage error. Only loopback addresses are fuzzed unless
 ``--allow-remote`` is given: fuzzing someone else's server is not a default.
 """
@@ -91,6 +92,9 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     )
     path = args.report or f"fuzz-report-{args.protocol}.json"
     report.write_json(path)
+    text = path.removesuffix(".json") + ".txt"
+    with open(text, "w", encoding="utf-8") as out:
+        out.write(report.summary() + "\n")
     print(report.summary())
-    print(f"report written to {path}", file=sys.stderr)
+    print(f"reports written to {path} and {text}", file=sys.stderr)
     return 0 if report.ok else 1
