@@ -24,6 +24,7 @@ from s3p_codec.capture import (
     decode_flow,
     parse_decode_as,
 )
+from s3p_codec.spark.segments import SEGMENT_FIELDS
 
 __all__ = [
     "EVENT_COLUMNS",
@@ -36,10 +37,6 @@ __all__ = [
 ]
 
 EVENT_COLUMNS = tuple(c.name for c in COLUMNS)
-_SEGMENT_FIELDS = (
-    "file", "file_index", "number", "ts", "src", "sport", "dst", "dport", "seq", "ack", "flags",
-    "payload", "length",
-)  # fmt: skip
 _FLOW_KEY = ("flow_a_addr", "flow_a_port", "flow_b_addr", "flow_b_port")
 _DETAIL_LIMIT = 200  # the single-process decoder shortens details to this many characters
 _SPARK_TYPES = {"str": "string", "int": "bigint", "float": "double", "bool": "boolean"}
@@ -108,7 +105,7 @@ def decode_sorted(
     out: list[Row] = []
     for batch in batches:
         keys = zip(*(batch.column(name).to_pylist() for name in _FLOW_KEY), strict=True)
-        fields = [batch.column(name).to_pylist() for name in _SEGMENT_FIELDS]
+        fields = [batch.column(name).to_pylist() for name in SEGMENT_FIELDS]
         kinds = batch.column("error_type").to_pylist()
         messages = batch.column("error").to_pylist()
         for key, values, kind, message in zip(keys, zip(*fields, strict=True), kinds, messages,

@@ -12,20 +12,20 @@ bad file, and the error is reported and counted downstream.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 
-from s3p_codec.capture import CaptureFileError, Segment, flow_key, read_segments
+from s3p_codec.capture import CaptureFileError, flow_key, read_segments
 
 __all__ = [
     "BATCH_BYTES",
     "BATCH_ROWS",
     "FLOW_COLUMNS",
     "SEGMENT_SCHEMA",
+    "SEGMENT_FIELDS",
     "file_segments",
-    "segment_from_row",
 ]
 
 FLOW_COLUMNS = ("flow_a_addr", "flow_a_port", "flow_b_addr", "flow_b_port")
@@ -61,7 +61,7 @@ BATCH_ROWS = 8192
 BATCH_BYTES = 8 << 20
 """A batch is flushed at whichever bound comes first, so a task holds at most ~8 MiB of payload."""
 
-_SEGMENT_FIELDS = (
+SEGMENT_FIELDS = (
     "file", "file_index", "number", "ts", "src", "sport", "dst", "dport", "seq", "ack", "flags",
     "payload", "length",
 )  # fmt: skip
@@ -134,8 +134,3 @@ def file_segments(
         error[-1] = message
     if file:
         yield _batch(columns)
-
-
-def segment_from_row(row: Sequence[Any]) -> Segment:
-    """Rebuild a ``capture.Segment`` from the segment columns (in ``_SEGMENT_FIELDS`` order)."""
-    return Segment(*row)

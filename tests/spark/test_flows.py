@@ -54,3 +54,14 @@ def test_rows_batch_has_the_capture_schema() -> None:
 def test_decode_as_option_round_trips_through_the_capture_parser() -> None:
     assert parse_options("7500=s3p, 7600=rustlog") == {7500: "s3p", 7600: "rustlog"}
     assert parse_options(None) == {}
+
+
+def test_segment_columns_follow_the_capture_segment_fields_in_order() -> None:
+    # Segments are rebuilt positionally from these columns: a new or moved field must show here.
+    import attrs
+
+    from s3p_codec.spark import flows, segments
+
+    names = tuple(f.name for f in attrs.fields(capture.Segment))
+    assert names == flows.SEGMENT_FIELDS
+    assert set(names) <= set(segments.SEGMENT_SCHEMA.names)
