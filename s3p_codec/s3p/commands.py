@@ -31,9 +31,10 @@ from s3p_codec.s3p.events import (
     Timestamp,
     TimestampStrategy,
     Trim,
-    parse_timestamp,
 )
+from s3p_codec.s3p.fast_commands import scan_command
 from s3p_codec.s3p.limits import MAX_OPTION_ELEMENTS, MAX_OPTION_SIZE, Limits
+from s3p_codec.s3p.schema import ARITY, COMMAND_NAMES, KNOWN_OPTIONS, build_request, quote
 from s3p_codec.s3p.wire import (
     ARRAY,
     BULK,
@@ -46,25 +47,14 @@ from s3p_codec.s3p.wire import (
 
 __all__ = ["COMMAND_NAMES", "CommandParser", "encode_request", "validate_request"]
 
-COMMAND_NAMES = (b"CREATE", b"APPEND", b"READ", b"TRIM", b"DELETE")
-_ARITY = {b"CREATE": 3, b"APPEND": 4, b"READ": 3, b"TRIM": 3, b"DELETE": 3}
-_KNOWN_OPTIONS: dict[bytes, tuple[bytes, ...]] = {
-    b"CREATE": (b"TIMESTAMP_STRATEGY",),
-    b"APPEND": (b"TIMESTAMP",),
-    b"READ": (b"COUNT", b"BLOCK", b"MIN_TIMESTAMP"),
-    b"TRIM": (b"UNTIL",),
-    b"DELETE": (),
-}
 _NAME, _STREAM, _OPTIONS, _RECORDS = range(4)
-
-
-def _ascii(raw: bytes) -> str:
-    """Peer bytes quoted in an Error message, which holds printable ASCII only."""
-    return "".join(chr(byte) if 0x20 <= byte <= 0x7E else f"\\x{byte:02x}" for byte in raw)
 
 
 class CommandParser:
     """Turns the client-to-server byte stream into typed requests, one at a time."""
+
+    fast = True
+    """Try ``fast_commands.scan_command`` at each command start (tests compare both paths)."""
 
     def __init__(self, buffer: WireBuffer, limits: Limits) -> None:
         self.buffer = buffer
@@ -92,6 +82,17 @@ class CommandParser:
     def next_command(self) -> Request | None:
         """The next complete request, or None if more bytes are needed; raises Malformed."""
         buf = self.buffer
+        if self._arity < 0 and self.fast:
+            data = buf.data
+            pos = buf.pos
+            found = scan_command(data, pos, self.limits)
+            if found is not None:
+                request, end = found
+                self.start = buf.base + pos
+                buf.pos = buf.scan = end
+                if end >= len(data):
+                    buf.compact()
+                return request
         while True:
             if self._bulk >= 0:
                 value = buf.take_bulk(self._bulk)
@@ -186,9 +187,9 @@ class CommandParser:
         if self._sub < 0:
             if self._index == _NAME:
                 name = value.upper()  # "Servers MUST match command names ... case-insensitively"
-                arity = _ARITY.get(name)
+                arity = ARITY.get(name)
                 if arity is None:
-                    raise bad_format(f"unknown command {_ascii(value)}")
+                    raise bad_format(f"unknown command {quote(value)}")
                 if self._arity != arity and not (name == b"DELETE" and self._arity == 2):
                     raise bad_format(f"{name.decode()} takes {arity} elements, got {self._arity}")
                 self._name = name
@@ -199,8 +200,8 @@ class CommandParser:
         if self._index == _OPTIONS:
             if self._key is None:
                 key = value.upper()  # "Servers MUST match ... option keys case-insensitively"
-                if key not in _KNOWN_OPTIONS[self._name]:
-                    raise bad_format(f"unknown option {_ascii(value)}")
+                if key not in KNOWN_OPTIONS[self._name]:
+                    raise bad_format(f"unknown option {quote(value)}")
                 self._key = key
             else:
                 self._options[self._key] = value  # "last-value-wins semantics"
@@ -240,62 +241,9 @@ class CommandParser:
     # -- building typed commands ------------------------------------------------------------
 
     def _build(self) -> Request:
-        name = self._name
-        stream = self._stream
-        options = self._options
-        if name == b"APPEND":
-            raw = options.get(b"TIMESTAMP")
-            stamp = None if raw is None else _timestamp_option(b"TIMESTAMP", raw)
-            return Append(stream, tuple(self._records), stamp)
-        if name == b"READ":
-            count = block = None
-            if b"COUNT" in options:
-                count = _number_option(b"COUNT", options[b"COUNT"])
-                if count == 0:
-                    raise bad_format("COUNT must be in [1, max]; got 0")
-                if count > self.limits.max_count:
-                    raise Malformed(
-                        ErrorCode.LIMITS,
-                        f"COUNT greater than server configured limit ({self.limits.max_count})",
-                    )
-            if b"BLOCK" in options:
-                block = _number_option(b"BLOCK", options[b"BLOCK"])
-                if block > self.limits.max_block_ms:
-                    raise Malformed(
-                        ErrorCode.LIMITS,
-                        f"BLOCK greater than server configured limit ({self.limits.max_block_ms})",
-                    )
-            raw = options.get(b"MIN_TIMESTAMP")
-            after = None if raw is None else _timestamp_option(b"MIN_TIMESTAMP", raw)
-            return Read(stream, count, block, after)
-        if name == b"CREATE":
-            raw = options.get(b"TIMESTAMP_STRATEGY")
-            strategy = None
-            if raw is not None:
-                try:
-                    strategy = TimestampStrategy(raw.lower().decode("ascii"))
-                except (UnicodeDecodeError, ValueError):
-                    raise bad_format(f"invalid TIMESTAMP_STRATEGY value {_ascii(raw)}") from None
-            return Create(stream, strategy)
-        if name == b"TRIM":
-            raw = options.get(b"UNTIL")
-            if raw is None:
-                raise bad_format("TRIM requires the UNTIL option")
-            return Trim(stream, _timestamp_option(b"UNTIL", raw))
-        return Delete(stream)
-
-
-def _timestamp_option(key: bytes, raw: bytes) -> Timestamp:
-    stamp = parse_timestamp(raw)
-    if stamp is None:
-        raise bad_format(f"invalid {key.decode()} value {_ascii(raw)}: bad timestamp format")
-    return stamp
-
-
-def _number_option(key: bytes, raw: bytes) -> int:
-    if not raw.isdigit():
-        raise bad_format(f"invalid {key.decode()} value {_ascii(raw)}: not a decimal number")
-    return int(raw)
+        return build_request(
+            self._name, self._stream, self._options, tuple(self._records), self.limits
+        )
 
 
 # --- Sending ---------------------------------------------------------------------------------

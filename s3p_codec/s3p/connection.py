@@ -70,6 +70,9 @@ def remote_error(error: Malformed, role: Role) -> RemoteProtocolError:
     return RemoteProtocolError(message, code=error.code, fatal=True, reply=reply)
 
 
+_OPEN = ConnectionState.OPEN
+
+
 class Connection:
     """One end of an S3P connection; see the module docstring for the rules it keeps."""
 
@@ -177,6 +180,9 @@ class Connection:
 
     def receive_data(self, data: bytes) -> None:
         """Buffer bytes from the peer; ``b""`` means the peer closed its side."""
+        if data and self._state is _OPEN and not self._eof:
+            self._buffer.feed(data)  # the common case first: one test, one call
+            return
         if self._eof:
             if data:
                 raise LocalProtocolError(
@@ -192,7 +198,10 @@ class Connection:
 
     def next_event(self) -> Event | NeedData:
         """The next complete event, ``NEED_DATA``, or ``RemoteProtocolError``."""
-        if self._state is not ConnectionState.OPEN:
+        buffer = self._buffer
+        if len(buffer.data) < buffer.want and self._state is _OPEN and not self._eof:
+            return NEED_DATA  # still short of what the frame being read needs
+        if self._state is not _OPEN:
             if self._state is ConnectionState.ERROR and self._error is not None:
                 raise RemoteProtocolError(
                     f"connection already failed: {self._error.message}",
@@ -200,9 +209,6 @@ class Connection:
                     fatal=True,
                 )
             return NEED_DATA
-        buffer = self._buffer
-        if len(buffer.data) < buffer.want and not self._eof:
-            return NEED_DATA  # still short of what the frame being read needs
         try:
             if self._replies is not None:
                 pending = self._pending

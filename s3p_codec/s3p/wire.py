@@ -130,14 +130,28 @@ class WireBuffer:
             chunk = bytes(chunk)  # we keep chunks (and views of them): they must not change
         left = self.big_left
         if not left:
-            self._append(chunk)
+            data = self.data
+            if type(data) is bytearray and self.pos < len(data):
+                data += chunk  # a frame spanning chunks grows (the bytearray, in place)
+            else:
+                self._append(chunk)
             return
         # Diverting into a large payload: big pieces are kept as views of the chunk, small ones
         # are coalesced, so the final join is the only full copy.
         size = len(chunk)
-        taken = min(size, left)
         big = self.big
         assert big is not None
+        if size < left and size < _BIG_PIECE:
+            # A small piece inside the payload (a peer trickling bytes): the cheapest case.
+            self.big_left = left - size
+            self.base += size
+            tail = big[-1]
+            if type(tail) is bytearray:
+                tail += chunk
+            else:
+                big.append(bytearray(chunk))
+            return
+        taken = min(size, left)
         if taken >= _BIG_PIECE:
             big.append(memoryview(chunk)[:taken] if taken < size else chunk)
         elif big and type(big[-1]) is bytearray:

@@ -1,0 +1,193 @@
+"""The fast path of the server's command parser: whole, well-formed commands already buffered.
+
+``CommandParser`` reads a command element by element, so that every bad length or count is
+refused from its header line with the code the spec assigns to that position. That care costs
+a dozen Python calls per element; most commands a server receives are complete in the buffer
+and ordinary. ``scan_command`` reads such a command in one go, at a command start: one regex
+for the array header, the command name and the stream name's header (the command is told by
+which group matched), then index arithmetic and small anchored regexes for the options and
+records arrays. Payloads are sliced by their declared lengths, never matched.
+
+It accepts a subset of what the careful path accepts and builds the same event: it returns
+None at the first thing it does not expect (a length with a leading zero, a 2-element DELETE,
+an option key outside ``[A-Za-z_]``, a length over a limit, a missing CRLF, a command not yet
+complete, an option value ``build_request`` refuses, ...). It never raises and consumes nothing
+then; the caller runs the careful parser from the same byte, which either reads the command or
+raises the precise error, at the same point it always did. Tests feed the same streams, in any
+chunking, to both paths and compare events, errors and positions.
+
+Cost: the scan is tried once per command start and looks only at bytes of that command; when it
+fails, the careful path reads those bytes again (at most twice in all: still linear).
+"""
+
+from __future__ import annotations
+
+import re
+
+from s3p_codec.s3p.events import Append, Request
+from s3p_codec.s3p.limits import MAX_OPTION_ELEMENTS, Limits
+from s3p_codec.s3p.schema import KNOWN_OPTIONS, build_request
+from s3p_codec.s3p.wire import Malformed
+
+__all__ = ["scan_command"]
+
+_LENGTH = rb"\$([1-9][0-9]{0,19})\r\n"
+"""A Bulk String header: no leading zero, and at most 20 digits like any header line."""
+
+_HEAD = re.compile(
+    rb"\*(?:4\r\n\$6\r\n(?i:APPEND)\r\n" + _LENGTH
+    + rb"|3\r\n\$(?:4\r\n(?:(?i:READ)\r\n" + _LENGTH + rb"|(?i:TRIM)\r\n" + _LENGTH + rb")"
+    + rb"|6\r\n(?:(?i:CREATE)\r\n" + _LENGTH + rb"|(?i:DELETE)\r\n" + _LENGTH + rb")))"
+).match  # fmt: skip
+"""Array header, command name ("Servers MUST match command names ... case-insensitively") and
+the stream name's length; the number of the group that matched names the command."""
+_NAMES = (b"", b"APPEND", b"READ", b"TRIM", b"CREATE", b"DELETE")
+_APPEND = 1
+
+_EMPTY_OPTIONS = b"*0\r\n"
+_FIRST_RECORD = re.compile(rb"\*([1-9][0-9]{0,19})\r\n" + _LENGTH).match
+"""The records array header and its first element's header."""
+_NO_OPTIONS_FIRST_RECORD = re.compile(rb"\*0\r\n\*([1-9][0-9]{0,19})\r\n" + _LENGTH).match
+_RECORD = re.compile(_LENGTH).match
+_OPTIONS = re.compile(rb"\*([1-9][0-9]?)\r\n").match
+_OPTION = re.compile(
+    rb"\$([1-9][0-9]?)\r\n([A-Za-z_]{1,64})\r\n\$([1-9][0-9]?)\r\n([0-9A-Za-z-]{1,64})\r\n"
+).match
+"""An option: a key (every known key is letters and ``_``) and a value made of the characters
+every valid value is made of (numbers, ``<ms>-<seq>``, ``server``/``client``); the lengths
+declared must be those matched, which also keeps both within ``MAX_OPTION_SIZE``."""
+_CRLF = b"\r\n"
+_new_object = object.__new__
+_set_stream = Append.__dict__["stream"].__set__
+_set_records = Append.__dict__["records"].__set__
+_set_timestamp = Append.__dict__["timestamp"].__set__
+
+
+def _append(stream: bytes, records: tuple[bytes, ...]) -> Append:
+    """A parser-built Append without options: already valid, so it skips ``__init__``."""
+    event = _new_object(Append)
+    _set_stream(event, stream)
+    _set_records(event, records)
+    _set_timestamp(event, None)
+    return event
+
+
+def scan_command(data: bytes | bytearray, pos: int, limits: Limits) -> tuple[Request, int] | None:
+    """The command starting at ``data[pos]`` and the index after it, or None: not this way."""
+    head = _HEAD(data, pos)
+    if head is None:
+        return None
+    which = head.lastindex
+    assert which is not None
+    size = int(head[which])
+    at = head.end()
+    end = at + size
+    # "MUST reject names that exceed the configured limit" (the careful path says how).
+    if size > limits.max_stream_name or data[end : end + 2] != _CRLF:
+        return None
+    copy = type(data) is not bytes
+    stream = bytes(data[at:end]) if copy else data[at:end]
+    at = end + 2
+    if which == _APPEND:
+        records = _NO_OPTIONS_FIRST_RECORD(data, at)
+        if records is not None:
+            options = None
+        else:
+            scanned = _scan_options(data, at, KNOWN_OPTIONS[b"APPEND"])
+            if scanned is None:
+                return None
+            options, at = scanned
+            records = _FIRST_RECORD(data, at)
+            if records is None:
+                return None
+        count = int(records[1])
+        size = int(records[2])
+        if count > limits.max_records_per_append or size > limits.max_record_size:
+            return None
+        at = records.end()
+        end = at + size
+        if data[end : end + 2] != _CRLF:
+            return None
+        if count == 1:
+            if size > limits.max_append_size:
+                return None
+            payloads: tuple[bytes, ...] = (bytes(data[at:end]) if copy else data[at:end],)
+        else:
+            many = _scan_records(data, at, size, count, limits)
+            if many is None:
+                return None
+            payloads, end = many
+        end += 2
+        if options is None:
+            return _append(stream, payloads), end
+        try:
+            return build_request(b"APPEND", stream, options, payloads, limits), end
+        except Malformed:
+            return None
+    name = _NAMES[which]
+    if data.startswith(_EMPTY_OPTIONS, at):
+        options = {}
+        end = at + 4
+    else:
+        scanned = _scan_options(data, at, KNOWN_OPTIONS[name])
+        if scanned is None:
+            return None
+        options, end = scanned
+    try:
+        return build_request(name, stream, options, (), limits), end
+    except Malformed:
+        return None
+
+
+def _scan_options(
+    data: bytes | bytearray, at: int, known: tuple[bytes, ...]
+) -> tuple[dict[bytes, bytes], int] | None:
+    """A non-empty options array of known keys and short values; None: not this way."""
+    header = _OPTIONS(data, at)
+    if header is None:
+        return None
+    elements = int(header[1])
+    # "Implementations MUST reject any options array with an odd number of elements."
+    if elements % 2 or elements > MAX_OPTION_ELEMENTS:
+        return None
+    at = header.end()
+    options: dict[bytes, bytes] = {}
+    for _ in range(elements // 2):
+        pair = _OPTION(data, at)
+        if pair is None:
+            return None
+        key_size, key, value_size, value = pair.groups()
+        if int(key_size) != len(key) or int(value_size) != len(value):
+            return None
+        key = key.upper()  # "Servers MUST match ... option keys case-insensitively"
+        if key not in known:  # "Unknown option keys MUST be rejected."
+            return None
+        options[key] = value  # "last-value-wins semantics"
+        at = pair.end()
+    return options, at
+
+
+def _scan_records(
+    data: bytes | bytearray, at: int, size: int, count: int, limits: Limits
+) -> tuple[tuple[bytes, ...], int] | None:
+    """``count`` records, the first of ``size`` bytes at ``at`` (its CRLF checked); returns
+    them and the index of the last one's CRLF. None: not this way."""
+    max_record = limits.max_record_size
+    copy = type(data) is not bytes
+    total = size
+    end = at + size
+    payloads = [bytes(data[at:end]) if copy else data[at:end]]
+    for _ in range(count - 1):
+        header = _RECORD(data, end + 2)
+        if header is None:
+            return None
+        size = int(header[1])
+        total += size
+        at = header.end()
+        end = at + size
+        if size > max_record or data[end : end + 2] != _CRLF:
+            return None
+        payloads.append(bytes(data[at:end]) if copy else data[at:end])
+    if total > limits.max_append_size:
+        return None
+    return tuple(payloads), end
