@@ -85,8 +85,7 @@ def scan_command(data: bytes | bytearray, pos: int, limits: Limits) -> tuple[Req
     # "MUST reject names that exceed the configured limit" (the careful path says how).
     if size > limits.max_stream_name or data[end : end + 2] != _CRLF:
         return None
-    copy = type(data) is not bytes
-    stream = bytes(data[at:end]) if copy else data[at:end]
+    stream = data[at:end] if type(data) is bytes else bytes(data[at:end])
     at = end + 2
     if which == _APPEND:
         records = _NO_OPTIONS_FIRST_RECORD(data, at)
@@ -111,7 +110,8 @@ def scan_command(data: bytes | bytearray, pos: int, limits: Limits) -> tuple[Req
         if count == 1:
             if size > limits.max_append_size:
                 return None
-            payloads: tuple[bytes, ...] = (bytes(data[at:end]) if copy else data[at:end],)
+            record = data[at:end] if type(data) is bytes else bytes(data[at:end])
+            payloads: tuple[bytes, ...] = (record,)
         else:
             many = _scan_records(data, at, size, count, limits)
             if many is None:
@@ -173,10 +173,9 @@ def _scan_records(
     """``count`` records, the first of ``size`` bytes at ``at`` (its CRLF checked); returns
     them and the index of the last one's CRLF. None: not this way."""
     max_record = limits.max_record_size
-    copy = type(data) is not bytes
     total = size
     end = at + size
-    payloads = [bytes(data[at:end]) if copy else data[at:end]]
+    payloads = [data[at:end] if type(data) is bytes else bytes(data[at:end])]
     for _ in range(count - 1):
         header = _RECORD(data, end + 2)
         if header is None:
@@ -187,7 +186,7 @@ def _scan_records(
         end = at + size
         if size > max_record or data[end : end + 2] != _CRLF:
             return None
-        payloads.append(bytes(data[at:end]) if copy else data[at:end])
+        payloads.append(data[at:end] if type(data) is bytes else bytes(data[at:end]))
     if total > limits.max_append_size:
         return None
     return tuple(payloads), end
