@@ -76,6 +76,16 @@ class ReceiveBuffer:
         at = self._start + index
         return self._data[at] if at < len(self._data) else -1
 
+    def window(self) -> tuple[bytearray, int, int]:
+        """The storage and the bounds ``(data, start, end)`` of the unconsumed bytes.
+
+        For codecs that cut many small length-prefixed frames in one loop: read headers in place
+        with ``struct.unpack_from(data, offset)`` and slice each payload once (``data[a:b]``),
+        then ``skip`` what was used. Read only, and valid only until the next ``feed``, ``take``,
+        ``skip`` or read: those move ``start`` or compact the storage.
+        """
+        return self._data, self._start, len(self._data)
+
     def take(self, size: int) -> bytes | None:
         """Consume and return exactly ``size`` bytes, or None (consuming nothing) if short."""
         start = self._start

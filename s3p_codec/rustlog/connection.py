@@ -39,6 +39,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Iterator
+from typing import NoReturn
 
 from s3p_codec._core import (
     NEED_DATA,
@@ -59,13 +60,15 @@ from s3p_codec.rustlog.events import (
 )
 from s3p_codec.rustlog.json_backend import JsonBackend, backend
 from s3p_codec.rustlog.limits import LENGTH_FIELD_SIZE, Limits
-from s3p_codec.rustlog.wire import HEADER, check_length, decode_payload, encode_frame
+from s3p_codec.rustlog.wire import HEADER, FrameDecoder, check_length, encode_frame
 
 _unpack_header = HEADER.unpack
 
 __all__ = ["Connection", "State"]
 
 _RESPONSES = frozenset(RESPONSE_TYPES)
+# Looked up by the class of anything decoded (an error's class is simply not found).
+_RESPONSE_TO: dict[object, type[Response]] = {key: value for key, value in RESPONSE_TO.items()}  # noqa: C416
 
 
 class State(enum.Enum):
@@ -101,8 +104,9 @@ class Connection:
         self._state = State.CONNECTED
         # What may answer each unanswered request, oldest first (Error answers anything).
         self._awaiting: deque[type[Response]] = deque()
-        self._frame_length: int | None = None  # header read, payload still arriving
-        self._max_frame = self._limits.max_frame_size
+        # Frames decoded ahead (events, or the errors to raise), handed out one per call.
+        self._ready: deque[Event | RemoteProtocolError] = deque()
+        self._frames = FrameDecoder(self._context, self._json, requests=role is Role.SERVER)
         self._eof = False
         self._error: RemoteProtocolError | None = None
         self._error_reply_allowed = False
@@ -223,50 +227,91 @@ class Connection:
             self._buffer.feed(data)
 
     def next_event(self) -> Event | NeedData:
-        """The next event, or ``NEED_DATA``; ``RemoteProtocolError`` if the peer broke the rules."""
-        if self._state is State.ERROR:
-            assert self._error is not None
-            raise RemoteProtocolError(
-                f"the connection is in its ERROR state: {self._error.message}",
-                code=self._error.code,
-            )
-        buffer = self._buffer
-        length = self._frame_length
-        try:
-            if length is None:
-                header = buffer.peek(LENGTH_FIELD_SIZE)
-                if header is None:
-                    return self._need_data()
-                (length,) = _unpack_header(header)
-                if length > self._max_frame or not length:
-                    check_length(length, self._limits)  # raises: judged on the header alone
-                self._frame_length = length
-            frame = buffer.take(LENGTH_FIELD_SIZE + length)
-            if frame is None:
-                return self._need_data()
-            self._frame_length = None
-            payload = frame[LENGTH_FIELD_SIZE:]
-            if self._role is not Role.SERVER:
-                return self._receive_response(payload)
-            try:
-                event = decode_payload(
-                    payload, schema.REQUEST_DECODERS, self._context, self._json, "request"
+        """The next event, or ``NEED_DATA``; ``RemoteProtocolError`` if the peer broke the rules.
+
+        All complete frames buffered are decoded in one pass (``FrameDecoder``) into a queue of
+        events and errors; each call hands out the next one and only then applies it to the
+        state, so states, pairing and errors come one frame at a time, as if decoded one by one.
+        """
+        ready = self._ready
+        if not ready:
+            if self._state is State.ERROR:
+                assert self._error is not None
+                raise RemoteProtocolError(
+                    f"the connection is in its ERROR state: {self._error.message}",
+                    code=self._error.code,
                 )
-            except RemoteProtocolError as exc:
-                if not exc.fatal:
-                    # "Unknown request type (return Error response)", "Invalid request fields
-                    # (return Error response)": the reply answers the bad request.
-                    exc.reply = _error_reply(exc)
-                    self._request_received(Error)
-                raise
-            self._awaiting.append(RESPONSE_TO[type(event)])  # inlined _request_received
+            buffer = self._buffer
+            data, start, end = buffer.window()
+            if end - start > LENGTH_FIELD_SIZE:
+                used = self._frames.decode(data, start, end, ready)
+                if used != start:
+                    buffer.skip(used - start)
+            if not ready:
+                return self._no_frame()
+        item = ready.popleft()
+        if self._role is Role.SERVER:
+            expected = _RESPONSE_TO.get(item.__class__)
+            if expected is None:
+                return self._request_failed(item)  # type: ignore[arg-type]
+            self._awaiting.append(expected)
             if self._state is State.CONNECTED:
                 self._state = State.REQUEST_ACTIVE
-            return event
-        except RemoteProtocolError as exc:
-            if exc.fatal and self._error is None:
+            return item  # type: ignore[return-value]
+        awaiting = self._awaiting
+        if awaiting:
+            cls = item.__class__
+            if cls is awaiting[0] or cls is Error:
+                awaiting.popleft()  # inlined _answered
+                if not awaiting and self._state is State.REQUEST_ACTIVE:
+                    self._state = State.CONNECTED
+                return item  # type: ignore[return-value]
+        return self._response_failed(item)
+
+    def _no_frame(self) -> NeedData:
+        """No complete frame buffered: a header the limits refuse is fatal now, else wait."""
+        header = self._buffer.peek(LENGTH_FIELD_SIZE)
+        if header is not None:
+            (length,) = _unpack_header(header)
+            try:
+                check_length(length, self._limits)  # judged on the header alone
+            except RemoteProtocolError as exc:
                 self._fail(exc, reply=True)
-            raise
+                raise
+        return self._need_data()
+
+    def _request_failed(self, exc: RemoteProtocolError) -> NoReturn:
+        """A server's bad request: answer it with an Error and go on, unless it is fatal."""
+        if exc.fatal:
+            if self._error is None:
+                self._fail(exc, reply=True)
+        else:
+            # "Unknown request type (return Error response)", "Invalid request fields (return
+            # Error response)": the reply answers the bad request.
+            exc.reply = _error_reply(exc)
+            self._request_received(Error)
+        raise exc
+
+    def _response_failed(self, item: Event | RemoteProtocolError) -> NoReturn:
+        """A client's frame that is not the answer awaited (or not a valid one)."""
+        if not self._awaiting:
+            error = RemoteProtocolError(
+                "the server sent a frame while no request awaits a response",
+                code=ErrorCode.INVALID_REQUEST,
+            )
+        elif isinstance(item, RemoteProtocolError):
+            if not item.fatal:
+                self._answered()  # a well-framed answer, however bad: pairing holds
+                raise item
+            error = item
+        else:
+            error = RemoteProtocolError(
+                f"expected {self._awaiting[0].TYPE} or Error in answer to the oldest request, "
+                f"got {item.TYPE}",
+                code=ErrorCode.INVALID_REQUEST,
+            )
+        self._fail(error, reply=True)
+        raise error
 
     def _need_data(self) -> NeedData:
         if self._eof and self._state is not State.CLOSED:
@@ -294,34 +339,11 @@ class Connection:
         if self._state is State.CONNECTED:
             self._state = State.REQUEST_ACTIVE
 
-    def _receive_response(self, payload: bytes) -> Response:
-        if not self._awaiting:
-            raise RemoteProtocolError(
-                "the server sent a frame while no request awaits a response",
-                code=ErrorCode.INVALID_REQUEST,
-            )
-        try:
-            event = decode_payload(
-                payload, schema.RESPONSE_DECODERS, self._context, self._json, "response"
-            )
-        except RemoteProtocolError as exc:
-            if not exc.fatal:
-                self._answered()
-            raise
-        expected = self._awaiting[0]
-        if type(event) is not expected and type(event) is not Error:
-            raise RemoteProtocolError(
-                f"expected {expected.TYPE} or Error in answer to the oldest request, "
-                f"got {event.TYPE}",
-                code=ErrorCode.INVALID_REQUEST,
-            )
-        self._answered()
-        return event
-
     def _fail(self, exc: RemoteProtocolError, *, reply: bool) -> None:
         self._state = State.ERROR
         self._error = exc
         self._awaiting.clear()
+        self._ready.clear()
         self._buffer = ReceiveBuffer()
         if self._role is Role.SERVER and reply:
             exc.reply = _error_reply(exc)

@@ -58,6 +58,10 @@ class JsonBackend:
     dumps: Callable[[object], bytes]
     exact_integers: bool
     """False when integers beyond 64 bits may come back as floats (orjson)."""
+    loads_fast: Callable[[bytes | bytearray], object] | None = None
+    """Optional quicker ``loads`` for the hot path, which also takes a ``bytearray``: when it
+    raises one of ``fast_failures``, ``loads`` decides (same value, or ``JsonDecodeFailure``)."""
+    fast_failures: tuple[type[Exception], ...] = ()
 
 
 def _reject_constant(name: str) -> object:
@@ -86,7 +90,7 @@ def too_deep(value: object, limit: int) -> bool:
     return False
 
 
-def _stdlib_loads(payload: bytes) -> object:
+def _stdlib_loads(payload: bytes | bytearray) -> object:
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -106,7 +110,14 @@ def _stdlib_dumps(value: object) -> bytes:
     return _ENCODER.encode(value).encode("utf-8")
 
 
-STDLIB = JsonBackend("json", _stdlib_loads, _stdlib_dumps, exact_integers=True)
+STDLIB = JsonBackend(
+    "json",
+    _stdlib_loads,
+    _stdlib_dumps,
+    exact_integers=True,
+    loads_fast=_stdlib_loads,
+    fast_failures=(JsonDecodeFailure,),
+)
 """The standard library's ``json``: always available, the reference behaviour."""
 
 
@@ -131,7 +142,15 @@ def _make_orjson() -> JsonBackend | None:
     def dumps(value: object) -> bytes:
         return orjson_dumps(value)
 
-    return JsonBackend("orjson", loads, dumps, exact_integers=False)
+    # The hot path calls orjson directly (no wrapper frame); on any failure ``loads`` decides.
+    return JsonBackend(
+        "orjson",
+        loads,
+        dumps,
+        exact_integers=False,
+        loads_fast=orjson_loads,
+        fast_failures=(ValueError,),
+    )
 
 
 ORJSON: JsonBackend | None = _make_orjson()

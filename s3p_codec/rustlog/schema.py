@@ -73,6 +73,7 @@ from s3p_codec.rustlog.events import (
     Request,
     Response,
     TopicInfo,
+    trusted,
 )
 from s3p_codec.rustlog.json_backend import too_deep
 from s3p_codec.rustlog.limits import (
@@ -88,11 +89,14 @@ __all__ = [
     "KNOWN_FIELDS",
     "OPTIONAL_FIELDS",
     "REQUEST_DECODERS",
+    "REQUEST_TABLE",
     "RESPONSE_DECODERS",
+    "RESPONSE_TABLE",
     "AmbiguousNumber",
     "Context",
     "FieldError",
     "TooDeep",
+    "DecoderEntry",
     "check_extras",
     "encode",
 ]
@@ -138,6 +142,11 @@ class Context:
     limits: Limits
     exact_integers: bool = True
     check_record_size: bool = attrs.field(init=False)
+    max_records: int = attrs.field(init=False)
+
+    @max_records.default
+    def _max_records(self) -> int:
+        return self.limits.max_records_per_produce
 
     @check_record_size.default
     def _check_record_size(self) -> bool:
@@ -147,6 +156,23 @@ class Context:
 
 _MISSING: Final[Any] = object()
 _topic_match = re.compile(r"[A-Za-z0-9_-]{1,255}").fullmatch
+
+_TOPICS_SEEN: Final[set[str]] = set()
+"""Topic names that have already passed ``_topic_match``: a set lookup costs a fifth of the
+regular expression, and a connection sees the same few names over and over. Only names that
+passed are kept, so the rule is unchanged; the set is emptied when it reaches
+``_TOPICS_SEEN_MAX`` names, so memory stays bounded whatever the peers send."""
+_TOPICS_SEEN_MAX: Final = 1024
+
+
+def _new_topic(value: str) -> bool:
+    """``_topic_match`` for a name not seen yet (a str), remembering it if it passes."""
+    if _topic_match(value) is None:
+        return False
+    if len(_TOPICS_SEEN) >= _TOPICS_SEEN_MAX:
+        _TOPICS_SEEN.clear()
+    _TOPICS_SEEN.add(value)
+    return True
 
 
 def _strict_b64(text: str) -> bytes:
@@ -207,7 +233,7 @@ def _string(obj: dict[str, Any], key: str) -> str:
 
 
 def _topic_value(value: object, key: str) -> str:
-    if type(value) is str and _topic_match(value):
+    if type(value) is str and (value in _TOPICS_SEEN or _new_topic(value)):
         return value
     if value is _MISSING:
         raise _missing(key)
@@ -318,30 +344,51 @@ OPTIONAL_FIELDS: Final = frozenset({"Error", "OffsetFetchResponse"})
 # --- requests -------------------------------------------------------------------------------
 
 
+# Parser-built events skip attrs' __init__: their values are checked and exact already.
+_new_produce = trusted(Produce)
+_new_fetch = trusted(Fetch)
+_new_offset_commit = trusted(OffsetCommit)
+_new_offset_fetch = trusted(OffsetFetch)
+_new_create_topic = trusted(CreateTopic)
+_new_describe_topic = trusted(DescribeTopic)
+_new_describe_partition = trusted(DescribePartition)
+_new_produce_response = trusted(ProduceResponse)
+_new_fetch_response = trusted(FetchResponse)
+_new_offset_commit_response = trusted(OffsetCommitResponse)
+_new_offset_fetch_response = trusted(OffsetFetchResponse)
+_new_create_topic_response = trusted(CreateTopicResponse)
+_new_list_topics_response = trusted(ListTopicsResponse)
+_new_describe_topic_response = trusted(DescribeTopicResponse)
+_new_describe_partition_response = trusted(DescribePartitionResponse)
+_new_metrics_fetch_response = trusted(MetricsFetchResponse)
+_new_error = trusted(Error)
+
+
 def _produce(obj: dict[str, Any], ctx: Context) -> Produce:
     topic = obj.get("topic")
     partition = obj.get("partition")
     records = obj.get("records")
     if not (
-        type(topic) is str
-        and _topic_match(topic)
-        and type(partition) is int
+        topic.__class__ is str
+        and (topic in _TOPICS_SEEN or _new_topic(topic))
+        and partition.__class__ is int
         and 0 <= partition <= U32_MAX
-        and type(records) is list
+        and records.__class__ is list
     ):  # the field checkers name the culprit
         topic = _topic(obj)
         partition = _u32(obj, "partition")
         records = _array(obj, "records")
-    limit = ctx.limits.max_records_per_produce
-    if len(records) > limit:
-        raise FieldError(f"Records array ≤ {limit} elements per batch: got {len(records)}")
+    if len(records) > ctx.max_records:
+        raise FieldError(
+            f"Records array ≤ {ctx.max_records} elements per batch: got {len(records)}"
+        )
     try:
         decoded = tuple([a2b_base64(record, strict_mode=True) for record in records])
     except (TypeError, ValueError):  # binascii.Error is a ValueError
         raise _explain_base64(records, "records") from None
     if ctx.check_record_size:
         _check_sizes(decoded, ctx.limits.max_record_size, "records")
-    return Produce(topic, partition, decoded)
+    return _new_produce(topic, partition, decoded)
 
 
 def _explain_base64(values: list[Any], key: str) -> FieldError:
@@ -372,20 +419,20 @@ def _fetch(obj: dict[str, Any], _ctx: Context) -> Fetch:
     offset = obj.get("offset")
     max_bytes = obj.get("max_bytes")
     if (
-        type(group) is str
+        group.__class__ is str
         and group.isascii()
-        and type(topic) is str
-        and _topic_match(topic)
-        and type(partition) is int
+        and topic.__class__ is str
+        and (topic in _TOPICS_SEEN or _new_topic(topic))
+        and partition.__class__ is int
         and 0 <= partition <= U32_MAX
-        and type(offset) is int
+        and offset.__class__ is int
         and 0 <= offset <= U64_MAX
-        and type(max_bytes) is int
+        and max_bytes.__class__ is int
         and 0 <= max_bytes <= U64_MAX
     ):
-        return Fetch(group, topic, partition, offset, max_bytes)
+        return _new_fetch(group, topic, partition, offset, max_bytes)
     # Anything unusual (non-ASCII group, a bad field): the field checkers name the culprit.
-    return Fetch(
+    return _new_fetch(
         _string(obj, "group_id"),
         _topic(obj),
         _u32(obj, "partition"),
@@ -395,31 +442,31 @@ def _fetch(obj: dict[str, Any], _ctx: Context) -> Fetch:
 
 
 def _offset_commit(obj: dict[str, Any], _ctx: Context) -> OffsetCommit:
-    return OffsetCommit(
+    return _new_offset_commit(
         _string(obj, "group"), _topic(obj), _u32(obj, "partition"), _u64(obj, "offset")
     )
 
 
 def _offset_fetch(obj: dict[str, Any], _ctx: Context) -> OffsetFetch:
-    return OffsetFetch(_string(obj, "group"), _topic(obj), _u32(obj, "partition"))
+    return _new_offset_fetch(_string(obj, "group"), _topic(obj), _u32(obj, "partition"))
 
 
 def _create_topic(obj: dict[str, Any], _ctx: Context) -> CreateTopic:
     topic = _topic(obj)
     count = obj.get("partition_count", _MISSING)
     if type(count) is int and 1 <= count <= MAX_PARTITION_COUNT:
-        return CreateTopic(topic, count)
+        return _new_create_topic(topic, count)
     if count is _MISSING:
         raise _missing("partition_count")
     raise FieldError(f"Partition count: 1-{MAX_PARTITION_COUNT} partitions")
 
 
 def _describe_topic(obj: dict[str, Any], _ctx: Context) -> DescribeTopic:
-    return DescribeTopic(_topic(obj))
+    return _new_describe_topic(_topic(obj))
 
 
 def _describe_partition(obj: dict[str, Any], _ctx: Context) -> DescribePartition:
-    return DescribePartition(_topic(obj), _u32(obj, "partition"))
+    return _new_describe_partition(_topic(obj), _u32(obj, "partition"))
 
 
 _LIST_TOPICS = ListTopics()
@@ -445,7 +492,9 @@ REQUEST_DECODERS: Final[dict[str, Callable[[dict[str, Any], Context], Request]]]
 
 
 def _produce_response(obj: dict[str, Any], _ctx: Context) -> ProduceResponse:
-    return ProduceResponse(_u64(obj, "base_offset"), _uint(obj, "record_count", U64_MAX, "usize"))
+    return _new_produce_response(
+        _u64(obj, "base_offset"), _uint(obj, "record_count", U64_MAX, "usize")
+    )
 
 
 def _fetch_response(obj: dict[str, Any], ctx: Context) -> FetchResponse:
@@ -487,7 +536,7 @@ def _fetch_response(obj: dict[str, Any], ctx: Context) -> FetchResponse:
         )
     if ctx.check_record_size:
         _check_sizes(tuple(record.payload for record in out), ctx.limits.max_record_size, "records")
-    return FetchResponse(tuple(out), next_offset)
+    return _new_fetch_response(tuple(out), next_offset)
 
 
 def _explain_records(records: list[Any]) -> FieldError:
@@ -519,17 +568,17 @@ def _explain_records(records: list[Any]) -> FieldError:
 
 
 def _offset_commit_response(obj: dict[str, Any], _ctx: Context) -> OffsetCommitResponse:
-    return OffsetCommitResponse(_bool(obj, "success"))
+    return _new_offset_commit_response(_bool(obj, "success"))
 
 
 def _offset_fetch_response(obj: dict[str, Any], _ctx: Context) -> OffsetFetchResponse:
     if obj.get("offset") is None:
-        return OffsetFetchResponse(None)
-    return OffsetFetchResponse(_uint(obj, "offset", U64_MAX, "u64 or null"))
+        return _new_offset_fetch_response(None)
+    return _new_offset_fetch_response(_uint(obj, "offset", U64_MAX, "u64 or null"))
 
 
 def _create_topic_response(obj: dict[str, Any], _ctx: Context) -> CreateTopicResponse:
-    return CreateTopicResponse(_bool(obj, "success"), _u32(obj, "partitions_created"))
+    return _new_create_topic_response(_bool(obj, "success"), _u32(obj, "partitions_created"))
 
 
 def _list_topics_response(obj: dict[str, Any], _ctx: Context) -> ListTopicsResponse:
@@ -543,7 +592,7 @@ def _list_topics_response(obj: dict[str, Any], _ctx: Context) -> ListTopicsRespo
         except FieldError as exc:
             raise FieldError(f"topics[{index}]: {exc.message}") from None
         topics.append(info)
-    return ListTopicsResponse(tuple(topics))
+    return _new_list_topics_response(tuple(topics))
 
 
 def _partition_fields(obj: dict[str, Any]) -> tuple[int, int, int, int]:
@@ -566,18 +615,18 @@ def _describe_topic_response(obj: dict[str, Any], _ctx: Context) -> DescribeTopi
             partitions.append(PartitionInfo(*_partition_fields(element)))
         except FieldError as exc:
             raise FieldError(f"partitions[{index}]: {exc.message}") from None
-    return DescribeTopicResponse(topic, tuple(partitions))
+    return _new_describe_topic_response(topic, tuple(partitions))
 
 
 def _describe_partition_response(obj: dict[str, Any], _ctx: Context) -> DescribePartitionResponse:
     topic = _topic(obj)
-    return DescribePartitionResponse(topic, *_partition_fields(obj))
+    return _new_describe_partition_response(topic, *_partition_fields(obj))
 
 
 def _metrics_fetch_response(obj: dict[str, Any], ctx: Context) -> MetricsFetchResponse:
     metrics = _object(obj, "metrics", ctx, optional=False)
     assert metrics is not None
-    return MetricsFetchResponse(metrics)
+    return _new_metrics_fetch_response(metrics)
 
 
 _ERROR_CODES: Final[dict[int, ErrorCode]] = {int(code): code for code in ErrorCode}
@@ -587,7 +636,7 @@ def _error(obj: dict[str, Any], ctx: Context) -> Error:
     code = _uint(obj, "code", U16_MAX, "u16")
     message = _string(obj, "message")
     details = _object(obj, "details", ctx, optional=True)
-    return Error(_ERROR_CODES.get(code, code), message, details)
+    return _new_error(_ERROR_CODES.get(code, code), message, details)
 
 
 RESPONSE_DECODERS: Final[dict[str, Callable[[dict[str, Any], Context], Response]]] = {
@@ -603,6 +652,29 @@ RESPONSE_DECODERS: Final[dict[str, Callable[[dict[str, Any], Context], Response]
     "Pong": lambda _obj, _ctx: _PONG,
     "Error": _error,
 }
+
+
+# --- one table per direction, for the frame loop of ``wire`` ---------------------------------
+
+DecoderEntry = tuple[Callable[[dict[str, Any], Context], Any], int, frozenset[str]]
+"""(decoder, the field count of a message without extras or -1, the fields it knows)."""
+
+
+def _table(decoders: Mapping[str, Callable[[dict[str, Any], Context], Any]]) -> dict[str, Any]:
+    return {
+        name: (
+            decoder,
+            -1 if name in OPTIONAL_FIELDS else len(KNOWN_FIELDS[name]),
+            KNOWN_FIELDS[name],
+        )
+        for name, decoder in decoders.items()
+    }
+
+
+REQUEST_TABLE: Final[dict[str, DecoderEntry]] = _table(REQUEST_DECODERS)
+"""``REQUEST_DECODERS`` with what ``check_extras`` needs, looked up once per frame."""
+RESPONSE_TABLE: Final[dict[str, DecoderEntry]] = _table(RESPONSE_DECODERS)
+"""``RESPONSE_DECODERS`` with what ``check_extras`` needs, looked up once per frame."""
 
 
 # --- encoding (events built by users are checked here) --------------------------------------

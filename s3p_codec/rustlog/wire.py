@@ -22,6 +22,7 @@ gives the same frames, and a zero length is rejected as its Rust reader does.
 from __future__ import annotations
 
 import struct
+from collections import deque
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
@@ -37,10 +38,16 @@ from s3p_codec.rustlog.json_backend import (
 )
 from s3p_codec.rustlog.limits import LENGTH_FIELD_SIZE, MAX_JSON_DEPTH, Limits
 
-__all__ = ["HEADER", "check_length", "decode_payload", "encode_frame"]
+__all__ = ["HEADER", "FrameDecoder", "check_length", "decode_payload", "encode_frame"]
 
 HEADER: Final = struct.Struct(">I")
 """The length header: "u32 big-endian" ("ENDIANNESS: Big-endian (network byte order)")."""
+
+_unpack_from = HEADER.unpack_from
+_BATCH_BYTES = 16384
+"""How far ahead ``FrameDecoder`` reads in one pass. Small frames share the cost of a pass;
+big ones are not all turned into events at once (thousands of live events make the garbage
+collector work harder than the decoding saved)."""
 
 EventT = TypeVar("EventT", bound=Event)
 
@@ -110,6 +117,92 @@ def decode_payload(
         exact = schema.Context(context.limits, exact_integers=True)
         return decode_payload(payload, decoders, exact, STDLIB, kind)
     return event
+
+
+class FrameDecoder:
+    """Decodes every complete frame already buffered, in one loop: the hot path.
+
+    Per frame it does what ``check_length`` and ``decode_payload`` do, with the header read in
+    place (``struct.unpack_from`` over the receive buffer) and one copy of the payload. A frame
+    that is not a plain, valid message (bad JSON, unknown type, a bad field, free-form values
+    that need a second look) goes through ``decode_payload`` itself, so every error and every
+    event is exactly the one ``decode_payload`` gives.
+    """
+
+    __slots__ = ("_context", "_decoders", "_failures", "_json", "_kind", "_loads", "_max", "_table")
+
+    def __init__(self, context: schema.Context, json: JsonBackend, *, requests: bool) -> None:
+        self._context = context
+        self._json = json
+        self._max = context.limits.max_frame_size
+        self._kind = "request" if requests else "response"
+        self._decoders: dict[str, Callable[[dict[str, Any], schema.Context], Event]] = (
+            schema.REQUEST_DECODERS if requests else schema.RESPONSE_DECODERS  # type: ignore[assignment]
+        )
+        self._table = schema.REQUEST_TABLE if requests else schema.RESPONSE_TABLE
+        if json.loads_fast is not None:
+            self._loads = json.loads_fast
+            self._failures = json.fast_failures
+        else:  # a backend of the user's: give it bytes, as its contract says
+
+            def loads(payload: bytes | bytearray) -> object:
+                return json.loads(bytes(payload))
+
+            self._loads = loads
+            self._failures = (JsonDecodeFailure,)
+
+    def decode(
+        self, data: bytearray, start: int, end: int, out: deque[Event | RemoteProtocolError]
+    ) -> int:
+        """Append to ``out`` the event (or the error) of each frame in ``data[start:end]``.
+
+        Returns the offset just past the last frame used. It stops before an incomplete frame
+        or a header that ``check_length`` rejects (the caller raises it, from the header alone),
+        and just after a frame whose error is fatal: nothing after it can be trusted.
+        """
+        unpack_from = _unpack_from
+        maximum = self._max
+        loads = self._loads
+        failures = self._failures
+        table = self._table
+        context = self._context
+        append = out.append
+        at = start
+        limit = start + _BATCH_BYTES  # no new frame is begun past it (one always is)
+        while at < limit and end - at > LENGTH_FIELD_SIZE:
+            (length,) = unpack_from(data, at)
+            stop = at + LENGTH_FIELD_SIZE + length
+            if stop > end or length > maximum or not length:
+                break
+            payload = data[at + LENGTH_FIELD_SIZE : stop]
+            at = stop
+            try:
+                obj: Any = loads(payload)
+            except failures:
+                obj = None
+            if obj.__class__ is dict:
+                name = obj.get("type")
+                entry = table.get(name) if name.__class__ is str else None
+                if entry is not None:
+                    decoder, count, known = entry
+                    try:
+                        event = decoder(obj, context)
+                        if len(obj) != count:
+                            schema.check_extras(obj, known, 1)
+                    except (schema.FieldError, schema.TooDeep, schema.AmbiguousNumber):
+                        pass  # decode_payload names the error (or decodes exactly)
+                    else:
+                        append(event)
+                        continue
+            try:
+                append(
+                    decode_payload(bytes(payload), self._decoders, context, self._json, self._kind)
+                )
+            except RemoteProtocolError as exc:
+                append(exc)
+                if exc.fatal:
+                    break
+        return at
 
 
 def _reject_deep(obj: dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 import time
 
 import pytest
@@ -108,3 +109,26 @@ def test_a_long_line_fed_one_byte_at_a_time_costs_linear_time() -> None:
     small = min(_feed_bytewise(50_000) for _ in range(3))
     large = min(_feed_bytewise(200_000) for _ in range(3))
     assert large < small * 8, (small, large)
+
+
+def test_window_exposes_the_unconsumed_bytes_in_place_for_unpack_from() -> None:
+    buf = ReceiveBuffer()
+    buf.feed(b"xx\x00\x00\x00\x03abc\x00")
+    buf.skip(2)
+    data, start, end = buf.window()
+    assert bytes(data[start:end]) == b"\x00\x00\x00\x03abc\x00"
+    (length,) = struct.unpack_from(">I", data, start)
+    assert bytes(data[start + 4 : start + 4 + length]) == b"abc"
+    assert buf.position == 2  # reading the window consumes nothing
+    assert len(buf) == 8
+    buf.skip(4 + length)
+    data, start, end = buf.window()
+    assert bytes(data[start:end]) == b"\x00"
+
+
+def test_window_is_empty_when_everything_is_consumed() -> None:
+    buf = ReceiveBuffer()
+    buf.feed(b"abc")
+    assert buf.take_all() == b"abc"
+    _data, start, end = buf.window()
+    assert start == end
