@@ -39,7 +39,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Iterator
-from typing import NoReturn
+from typing import Final, NoReturn
 
 from s3p_codec._core import (
     NEED_DATA,
@@ -80,6 +80,16 @@ class State(enum.Enum):
     CLOSED = "CLOSED"
 
 
+# Module constants: reading an Enum member through its class costs about 0.1 µs in CPython 3.11,
+# as much as the rest of the bookkeeping of a frame.
+_CONNECTED: Final = State.CONNECTED
+_REQUEST_ACTIVE: Final = State.REQUEST_ACTIVE
+_ERROR: Final = State.ERROR
+_CLOSED: Final = State.CLOSED
+_SERVER: Final = Role.SERVER
+_CLIENT: Final = Role.CLIENT
+
+
 class Connection:
     """A sans-IO RustLog connection: ``send`` events to bytes, ``receive_data`` bytes to events.
 
@@ -101,12 +111,12 @@ class Connection:
         self._json = backend(json)
         self._context = schema.Context(self._limits, self._json.exact_integers)
         self._buffer = ReceiveBuffer()
-        self._state = State.CONNECTED
+        self._state = _CONNECTED
         # What may answer each unanswered request, oldest first (Error answers anything).
         self._awaiting: deque[type[Response]] = deque()
         # Frames decoded ahead (events, or the errors to raise), handed out one per call.
         self._ready: deque[Event | RemoteProtocolError] = deque()
-        self._frames = FrameDecoder(self._context, self._json, requests=role is Role.SERVER)
+        self._frames = FrameDecoder(self._context, self._json, requests=role is _SERVER)
         self._eof = False
         self._error: RemoteProtocolError | None = None
         self._error_reply_allowed = False
@@ -145,17 +155,17 @@ class Connection:
     @property
     def finished(self) -> bool:
         """True once the connection can carry no more traffic: close the transport."""
-        if self._state is State.ERROR:
+        if self._state is _ERROR:
             return not self._error_reply_allowed
-        if self._state is State.CLOSED:
-            return self._role is Role.CLIENT or not self._awaiting
+        if self._state is _CLOSED:
+            return self._role is _CLIENT or not self._awaiting
         return False
 
     # --- sending ----------------------------------------------------------------------------
 
     def send(self, event: Event) -> bytes:
         """The frame for ``event``; ``LocalProtocolError`` (and nothing sent) if not allowed."""
-        if self._state is State.ERROR:
+        if self._state is _ERROR:
             if self._error_reply_allowed and type(event) is Error:
                 data = encode_frame(event, self._json, self._limits)
                 self._error_reply_allowed = False
@@ -163,7 +173,7 @@ class Connection:
             raise LocalProtocolError(
                 "the connection is in its ERROR state", code=ErrorCode.INVALID_REQUEST
             )
-        if self._role is Role.CLIENT:
+        if self._role is _CLIENT:
             return self._send_request(event)
         return self._send_response(event)
 
@@ -174,7 +184,7 @@ class Connection:
                 f"a client sends requests, not {type(event).__name__}",
                 code=ErrorCode.INVALID_REQUEST,
             )
-        if self._state is State.CLOSED:
+        if self._state is _CLOSED:
             raise LocalProtocolError("the connection is closed", code=ErrorCode.INVALID_REQUEST)
         if self._awaiting and not self._pipelining:
             raise LocalProtocolError(
@@ -184,7 +194,7 @@ class Connection:
             )
         data = encode_frame(event, self._json, self._limits)
         self._awaiting.append(expected)
-        self._state = State.REQUEST_ACTIVE
+        self._state = _REQUEST_ACTIVE
         return data
 
     def _send_response(self, event: Event) -> bytes:
@@ -208,8 +218,8 @@ class Connection:
 
     def _answered(self) -> None:
         self._awaiting.popleft()
-        if not self._awaiting and self._state is State.REQUEST_ACTIVE:
-            self._state = State.CONNECTED
+        if not self._awaiting and self._state is _REQUEST_ACTIVE:
+            self._state = _CONNECTED
 
     # --- receiving --------------------------------------------------------------------------
 
@@ -223,7 +233,7 @@ class Connection:
             return
         if not data:
             self._eof = True
-        elif self._state is not State.ERROR:
+        elif self._state is not _ERROR:
             self._buffer.feed(data)
 
     def next_event(self) -> Event | NeedData:
@@ -235,7 +245,7 @@ class Connection:
         """
         ready = self._ready
         if not ready:
-            if self._state is State.ERROR:
+            if self._state is _ERROR:
                 assert self._error is not None
                 raise RemoteProtocolError(
                     f"the connection is in its ERROR state: {self._error.message}",
@@ -250,21 +260,21 @@ class Connection:
             if not ready:
                 return self._no_frame()
         item = ready.popleft()
-        if self._role is Role.SERVER:
+        if self._role is _SERVER:
             expected = _RESPONSE_TO.get(item.__class__)
             if expected is None:
                 return self._request_failed(item)  # type: ignore[arg-type]
             self._awaiting.append(expected)
-            if self._state is State.CONNECTED:
-                self._state = State.REQUEST_ACTIVE
+            if self._state is _CONNECTED:
+                self._state = _REQUEST_ACTIVE
             return item  # type: ignore[return-value]
         awaiting = self._awaiting
         if awaiting:
             cls = item.__class__
             if cls is awaiting[0] or cls is Error:
                 awaiting.popleft()  # inlined _answered
-                if not awaiting and self._state is State.REQUEST_ACTIVE:
-                    self._state = State.CONNECTED
+                if not awaiting and self._state is _REQUEST_ACTIVE:
+                    self._state = _CONNECTED
                 return item  # type: ignore[return-value]
         return self._response_failed(item)
 
@@ -314,7 +324,7 @@ class Connection:
         raise error
 
     def _need_data(self) -> NeedData:
-        if self._eof and self._state is not State.CLOSED:
+        if self._eof and self._state is not _CLOSED:
             if self._buffer:
                 error = RemoteProtocolError(
                     f"the peer closed the connection mid-frame "
@@ -323,7 +333,7 @@ class Connection:
                 )
                 self._fail(error, reply=False)  # nobody is left to read a reply
                 raise error
-            self._state = State.CLOSED
+            self._state = _CLOSED
         return NEED_DATA
 
     def events(self) -> Iterator[Event]:
@@ -336,16 +346,16 @@ class Connection:
 
     def _request_received(self, expected: type[Response]) -> None:
         self._awaiting.append(expected)
-        if self._state is State.CONNECTED:
-            self._state = State.REQUEST_ACTIVE
+        if self._state is _CONNECTED:
+            self._state = _REQUEST_ACTIVE
 
     def _fail(self, exc: RemoteProtocolError, *, reply: bool) -> None:
-        self._state = State.ERROR
+        self._state = _ERROR
         self._error = exc
         self._awaiting.clear()
         self._ready.clear()
         self._buffer = ReceiveBuffer()
-        if self._role is Role.SERVER and reply:
+        if self._role is _SERVER and reply:
             exc.reply = _error_reply(exc)
             self._error_reply_allowed = True
 

@@ -129,7 +129,7 @@ class FrameDecoder:
     event is exactly the one ``decode_payload`` gives.
     """
 
-    __slots__ = ("_context", "_decoders", "_failures", "_json", "_kind", "_loads", "_max", "_table")
+    __slots__ = ("_context", "_decoders", "_fallback", "_json", "_kind", "_loads", "_max", "_table")
 
     def __init__(self, context: schema.Context, json: JsonBackend, *, requests: bool) -> None:
         self._context = context
@@ -140,16 +140,26 @@ class FrameDecoder:
             schema.REQUEST_DECODERS if requests else schema.RESPONSE_DECODERS  # type: ignore[assignment]
         )
         self._table = schema.REQUEST_TABLE if requests else schema.RESPONSE_TABLE
+        failures: tuple[type[Exception], ...] = json.fast_failures
         if json.loads_fast is not None:
             self._loads = json.loads_fast
-            self._failures = json.fast_failures
         else:  # a backend of the user's: give it bytes, as its contract says
 
             def loads(payload: bytes | bytearray) -> object:
                 return json.loads(bytes(payload))
 
             self._loads = loads
-            self._failures = (JsonDecodeFailure,)
+            failures = (JsonDecodeFailure,)
+        # What sends a frame to ``decode_payload``: the JSON failed, it is not an object with a
+        # known "type", or the decoder wants a closer look (an error, deep or ambiguous values).
+        self._fallback: tuple[type[Exception], ...] = (
+            *failures,
+            KeyError,
+            TypeError,
+            schema.FieldError,
+            schema.TooDeep,
+            schema.AmbiguousNumber,
+        )
 
     def decode(
         self, data: bytearray, start: int, end: int, out: deque[Event | RemoteProtocolError]
@@ -163,7 +173,7 @@ class FrameDecoder:
         unpack_from = _unpack_from
         maximum = self._max
         loads = self._loads
-        failures = self._failures
+        fallback = self._fallback
         table = self._table
         context = self._context
         append = out.append
@@ -178,22 +188,17 @@ class FrameDecoder:
             at = stop
             try:
                 obj: Any = loads(payload)
-            except failures:
-                obj = None
-            if obj.__class__ is dict:
-                name = obj.get("type")
-                entry = table.get(name) if name.__class__ is str else None
-                if entry is not None:
-                    decoder, count, known = entry
-                    try:
-                        event = decoder(obj, context)
-                        if len(obj) != count:
-                            schema.check_extras(obj, known, 1)
-                    except (schema.FieldError, schema.TooDeep, schema.AmbiguousNumber):
-                        pass  # decode_payload names the error (or decodes exactly)
-                    else:
-                        append(event)
-                        continue
+                # Only a dict whose "type" is a known name gets past this line: anything else
+                # raises KeyError or TypeError (a list or a scalar, an unhashable "type").
+                decoder, count, known = table[obj["type"]]
+                event = decoder(obj, context)
+                if len(obj) != count:
+                    schema.check_extras(obj, known, 1)
+            except fallback:
+                pass  # decode_payload names the error (or decodes what needs a second look)
+            else:
+                append(event)
+                continue
             try:
                 append(
                     decode_payload(bytes(payload), self._decoders, context, self._json, self._kind)

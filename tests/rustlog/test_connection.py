@@ -242,3 +242,79 @@ def test_unknown_json_backend_name_is_rejected() -> None:
 
 def test_repr_names_role_and_state() -> None:
     assert "client" in repr(rustlog.Connection(Role.CLIENT))
+
+
+# --- frames decoded ahead still come out, and count, one at a time -------------------------
+
+
+def test_buffered_requests_change_the_state_one_event_at_a_time() -> None:
+    server = rustlog.Connection(Role.SERVER)
+    server.receive_data(PING * 3)
+    assert server.in_flight == 0
+    for expected in (1, 2, 3):
+        assert server.next_event() == rustlog.Ping()
+        assert server.in_flight == expected
+        assert server.state is State.REQUEST_ACTIVE
+    assert server.next_event() is NEED_DATA
+
+
+def test_a_bad_request_among_buffered_frames_is_raised_in_its_turn() -> None:
+    server = rustlog.Connection(Role.SERVER)
+    server.receive_data(PING + frame({"type": "Nope"}) + PING)
+    assert server.next_event() == rustlog.Ping()
+    with pytest.raises(RemoteProtocolError) as info:
+        server.next_event()
+    assert not info.value.fatal
+    assert isinstance(info.value.reply, rustlog.Error)
+    assert server.in_flight == 2
+    assert server.next_event() == rustlog.Ping()
+    assert server.in_flight == 3
+
+
+def test_a_fatal_frame_among_buffered_frames_ends_the_connection_in_its_turn() -> None:
+    server = rustlog.Connection(Role.SERVER)
+    server.receive_data(PING + frame(b"{not json") + PING)
+    assert server.next_event() == rustlog.Ping()
+    assert server.state is State.REQUEST_ACTIVE
+    with pytest.raises(RemoteProtocolError) as info:
+        server.next_event()
+    assert info.value.fatal
+    assert server.state is State.ERROR
+    with pytest.raises(RemoteProtocolError, match="ERROR state"):
+        server.next_event()  # the Ping after the bad frame is never delivered
+
+
+def test_an_over_limit_header_is_fatal_after_the_frames_before_it() -> None:
+    server = rustlog.Connection(Role.SERVER)
+    server.receive_data(PING + b"\xff\xff\xff\xff")
+    assert server.next_event() == rustlog.Ping()
+    with pytest.raises(RemoteProtocolError) as info:
+        server.next_event()
+    assert info.value.code == rustlog.ErrorCode.RECORD_TOO_LARGE
+    assert server.state is State.ERROR
+
+
+def test_a_client_pairs_buffered_responses_one_at_a_time() -> None:
+    client = rustlog.Connection(Role.CLIENT, pipelining=True)
+    client.send(rustlog.Ping())
+    client.send(rustlog.Ping())
+    client.receive_data(PONG * 3)
+    assert client.next_event() == rustlog.Pong()
+    assert client.in_flight == 1
+    assert client.state is State.REQUEST_ACTIVE
+    assert client.next_event() == rustlog.Pong()
+    assert client.in_flight == 0
+    assert client.state is State.CONNECTED
+    with pytest.raises(RemoteProtocolError, match="no request awaits"):
+        client.next_event()
+    assert client.state is State.ERROR
+
+
+def test_end_of_stream_after_buffered_frames_delivers_them_first() -> None:
+    server = rustlog.Connection(Role.SERVER)
+    server.receive_data(PING + PING + PING[:5])
+    server.receive_data(b"")
+    assert server.next_event() == rustlog.Ping()
+    assert server.next_event() == rustlog.Ping()
+    with pytest.raises(RemoteProtocolError, match="mid-frame"):
+        server.next_event()

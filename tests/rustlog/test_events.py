@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import attrs
 import pytest
+from hypothesis import given
 
 from s3p_codec import rustlog
-from s3p_codec.rustlog.events import REQUEST_TYPES, RESPONSE_TYPES
+from s3p_codec.rustlog.events import REQUEST_TYPES, RESPONSE_TYPES, trusted
+from tests.rustlog.strategies import requests, responses
 
 SPEC_IDS = {
     "Produce": 0x01, "Fetch": 0x02, "OffsetCommit": 0x03, "OffsetFetch": 0x04,
@@ -73,3 +75,16 @@ def test_free_form_fields_are_frozen_on_construction() -> None:
     assert error.details["available_topics"] == ("a",)
     assert rustlog.Error(404, "x").details is None
     assert hash(rustlog.MetricsFetchResponse({"k": [1]}))
+
+
+@given(requests | responses)
+def test_trusted_construction_makes_the_same_event_as_the_class(event: rustlog.Event) -> None:
+    values = [getattr(event, field.name) for field in attrs.fields(type(event))]
+    made = trusted(type(event))(*values)
+    assert type(made) is type(event)
+    assert made == event
+    assert hash(made) == hash(event)
+    assert repr(made) == repr(event)
+    if values:
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            made.__setattr__(attrs.fields(type(event))[0].name, values[0])

@@ -239,3 +239,37 @@ def test_nesting_bound_holds_wherever_the_depth_hides(
     if rustlog.ORJSON is not None:
         for payload in (at_bound, over, template.format(v=deep(1000)).encode()):
             assert outcome(role, frame(payload), "json") == outcome(role, frame(payload), "orjson")
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_the_fast_loads_of_a_backend_agree_with_its_loads(name: str) -> None:
+    backend = json_backend.backend(name)
+    assert backend.loads_fast is not None
+    for payload in (b'{"type":"Ping","a":[1,2.5,"\\u00e9"]}', b"[]", b"1", b'"x"'):
+        assert backend.loads_fast(bytearray(payload)) == backend.loads(payload)
+    for bad in (b"{", b"\xff", b"NaN", b"{]"):
+        with pytest.raises(backend.fast_failures):
+            backend.loads_fast(bytearray(bad))
+        with pytest.raises(json_backend.JsonDecodeFailure):
+            backend.loads(bad)
+
+
+def test_a_backend_without_fast_loads_is_given_bytes() -> None:
+    seen: list[type] = []
+
+    def loads(payload: bytes) -> object:
+        seen.append(type(payload))
+        return json_backend.STDLIB.loads(payload)
+
+    custom = json_backend.JsonBackend("custom", loads, json_backend.STDLIB.dumps, True)
+    server = rustlog.Connection(Role.SERVER, json=custom)
+    server.receive_data(frame(b'{"type":"Ping"}') + frame(b'{"type":"Nope"}') + frame(b"{"))
+    assert server.next_event() == rustlog.Ping()
+    with pytest.raises(RemoteProtocolError) as info:
+        server.next_event()
+    assert not info.value.fatal
+    with pytest.raises(RemoteProtocolError) as info:
+        server.next_event()
+    assert info.value.fatal
+    assert seen
+    assert set(seen) == {bytes}

@@ -5,12 +5,17 @@ from __future__ import annotations
 import base64
 import json
 import struct
+from collections import deque
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role, rustlog
-from s3p_codec.rustlog import wire
+from s3p_codec.rustlog import schema, wire
 from tests.rustlog.frames import BACKENDS, frame, parse_request, parse_response, request_error
+from tests.rustlog.strategies import json_values, requests, responses
 
 SPEC_FRAME_PAYLOAD = (
     b'{"type":"Produce","topic":"logs","partition":0,"records":["SGVsbG8gV29ybGQ="]}'
@@ -298,3 +303,98 @@ def test_check_length_accepts_one_byte_and_max() -> None:
     wire.check_length(1, limits)
     wire.check_length(rustlog.MAX_FRAME_SIZE, limits)
     assert rustlog.Connection(Role.SERVER).next_event() is NEED_DATA
+
+
+# --- the frame loop (FrameDecoder) gives what decode_payload gives, frame by frame ---------
+
+
+def loop_outcome(data: bytes, json_backend: str, *, requests: bool) -> list[object]:
+    """Every event or error (as code, fatal, message) of ``FrameDecoder`` over ``data``."""
+    backend = rustlog.json_backend.backend(json_backend)
+    context = schema.Context(rustlog.Limits(), backend.exact_integers)
+    decoder = wire.FrameDecoder(context, backend, requests=requests)
+    out: deque[rustlog.Event | RemoteProtocolError] = deque()
+    at = 0
+    while True:
+        used = decoder.decode(bytearray(data), at, len(data), out)
+        if used == at or (out and isinstance(out[-1], RemoteProtocolError) and out[-1].fatal):
+            break  # nothing more to read, or nothing after a fatal error may be read
+        at = used
+    return [
+        (item.code, item.fatal, item.message) if isinstance(item, RemoteProtocolError) else item
+        for item in out
+    ]
+
+
+def payload_outcome(payload: bytes, json_backend: str, *, requests: bool) -> object:
+    backend = rustlog.json_backend.backend(json_backend)
+    context = schema.Context(rustlog.Limits(), backend.exact_integers)
+    decoders: Any = schema.REQUEST_DECODERS if requests else schema.RESPONSE_DECODERS
+    kind = "request" if requests else "response"
+    try:
+        return wire.decode_payload(payload, decoders, context, backend, kind)
+    except RemoteProtocolError as exc:
+        return (exc.code, exc.fatal, exc.message)
+
+
+def _dumps(value: object) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+payloads = st.one_of(
+    requests.map(lambda e: _dumps(schema.encode(e, rustlog.Limits()))),
+    responses.map(lambda e: _dumps(schema.encode(e, rustlog.Limits()))),
+    st.tuples(requests | responses, st.text(max_size=8), json_values).map(
+        lambda t: _dumps({**schema.encode(t[0], rustlog.Limits()), t[1]: _plain(t[2])})
+    ),
+    st.binary(min_size=1, max_size=60),
+    st.sampled_from(
+        [b"[]", b'"Ping"', b"{}", b'{"type":1}', b'{"type":["Ping"]}', b'{"type":{"a":1}}']
+    ),
+)
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, rustlog.JsonObject):
+        return value.to_python()
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+@pytest.mark.parametrize("json_backend", BACKENDS)
+@given(st.lists(payloads, min_size=1, max_size=6))
+def test_frame_loop_gives_exactly_what_decode_payload_gives(
+    json_backend: str, batch: list[bytes]
+) -> None:
+    data = b"".join(frame(payload) for payload in batch)
+    for requests_side in (True, False):
+        expected = []
+        for payload in batch:
+            result = payload_outcome(payload, json_backend, requests=requests_side)
+            expected.append(result)
+            if isinstance(result, tuple) and result[1]:
+                break  # a fatal error ends the pass: nothing after it is decoded
+        assert loop_outcome(data, json_backend, requests=requests_side) == expected
+
+
+def test_frame_loop_stops_before_a_header_the_limits_refuse_and_a_partial_frame() -> None:
+    backend = rustlog.json_backend.STDLIB
+    decoder = wire.FrameDecoder(schema.Context(rustlog.Limits()), backend, requests=True)
+    ping = frame({"type": "Ping"})
+    zero = b"\x00\x00\x00\x00" + ping
+    for tail in (zero, struct.pack(">I", rustlog.MAX_FRAME_SIZE + 1), ping[:-1], ping[:3]):
+        out: deque[rustlog.Event | RemoteProtocolError] = deque()
+        data = bytearray(ping + tail)
+        assert decoder.decode(data, 0, len(data), out) == len(ping)
+        assert list(out) == [rustlog.Ping()]
+
+
+def test_a_frame_longer_than_one_pass_is_decoded_whole() -> None:
+    big = rustlog.Produce("t", 0, (bytes(40_000),))
+    client = rustlog.Connection(Role.CLIENT, pipelining=True)
+    data = client.send(rustlog.Ping()) + client.send(big) + client.send(rustlog.Ping())
+    conn = rustlog.Connection(Role.SERVER)
+    conn.receive_data(data)
+    assert list(conn.events()) == [rustlog.Ping(), big, rustlog.Ping()]
+    assert conn.in_flight == 3
