@@ -1,17 +1,53 @@
-"""The few decisions every adapter makes alike, kept in one place so the three never drift."""
+"""The adapter core: every decision the three adapters share, and the one order they run in.
+
+``AdapterCore`` wraps one codec ``Connection`` and decides, with no I/O of its own, when held
+bytes are written, what a ``RemoteProtocolError`` on a server-role connection costs (its reply is
+queued, and a fatal error closes), what the end of stream means (the ``Connection`` protocol's
+contract: after EOF, ``NEED_DATA`` is a clean close) and what a close writes last.
+
+``Driver`` runs those decisions in order, written once with ``await``. An adapter subclasses it
+and only moves bytes with its library (``_write``, ``_receive``, ``_shutdown``): asyncio and trio
+directly; the blocking adapter with coroutines that never suspend, which it runs to their end in
+one step (``run_blocking``). So a fix in the sequencing is made once, for the three.
+
+Close sequencing, for every adapter: mark closed (later sends raise ``ConnectionClosed``), write
+the bytes still held, close the write side (the peer reads every byte, then EOF), close the
+transport. The write and the half-close together get ``close_timeout`` seconds: a peer that
+stopped reading must not keep a closing connection, or its task, alive for ever. That bound also
+covers the last reply of a connection the codec ``finished`` and the reply to a fatal error,
+which go out through the close for that reason.
+"""
 
 from __future__ import annotations
 
-from typing import TypeVar, cast
+import contextlib
+import enum
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from types import TracebackType
+from typing import Generic, Self, TypeVar, cast
 
 from s3p_codec._core.connection import Connection
 from s3p_codec._core.errors import ProtocolError, RemoteProtocolError
-from s3p_codec._core.types import Role
+from s3p_codec._core.types import NEED_DATA, Role
+from s3p_codec.io import ConnectionClosed
 
-__all__ = ["CLOSE_TIMEOUT", "DEFAULT_RECEIVE_SIZE", "FLUSH_SIZE", "error_reply_bytes"]
+__all__ = [
+    "CLOSE_TIMEOUT",
+    "DEFAULT_RECEIVE_SIZE",
+    "FLUSH_SIZE",
+    "AdapterCore",
+    "After",
+    "Driver",
+    "Step",
+    "error_reply_bytes",
+    "run_blocking",
+]
 
 SendT = TypeVar("SendT")
 EventT = TypeVar("EventT")
+T = TypeVar("T")
 
 DEFAULT_RECEIVE_SIZE = 64 * 1024
 """Bytes asked of the transport per read: large enough that a pipelined burst is one syscall."""
@@ -38,3 +74,275 @@ def error_reply_bytes(conn: Connection[SendT, EventT], error: RemoteProtocolErro
         return conn.send(cast(SendT, error.reply))
     except ProtocolError:
         return b""
+
+
+def run_blocking(step: Coroutine[object, None, T]) -> T:
+    """Run a ``Driver`` step whose awaits never suspend (blocking I/O) to its end, at once."""
+    try:
+        step.send(None)
+    except StopIteration as stop:
+        return cast(T, stop.value)
+    step.close()
+    raise RuntimeError("a blocking adapter step suspended")  # its I/O never awaits anything
+
+
+class Step(enum.Enum):
+    """What ``AdapterCore.next_event`` asks of the adapter when it has no event to give."""
+
+    RECEIVE = "receive"
+    """Write the held bytes (the peer may wait for them), read, pass the data to ``received``."""
+    END = "end"
+    """The stream is over (clean EOF, or closed here): close and raise ``ConnectionClosed``."""
+
+
+class After(enum.Enum):
+    """What ``AdapterCore.send`` asks of the adapter once the event's bytes are held."""
+
+    HOLD = "hold"
+    """Nothing yet: the bytes go out with later ones."""
+    WRITE = "write"
+    """Write every held byte now."""
+    CLOSE = "close"
+    """The codec finished: close, which writes the held bytes within ``close_timeout``."""
+
+
+class AdapterCore(Generic[SendT, EventT]):
+    """The sans-IO part of an adapter: held bytes, end of stream, error replies, closed state."""
+
+    __slots__ = ("_pending", "_pending_size", "closed", "conn", "eof")
+
+    def __init__(self, conn: Connection[SendT, EventT]) -> None:
+        self.conn = conn
+        self.eof = False
+        """The transport said end of stream, and the codec was told (``receive_data(b"")``)."""
+        self.closed = False
+        """A close began: nothing more is written, and ``send`` raises ``ConnectionClosed``."""
+        self._pending: list[bytes] = []  # encoded, not yet written, in the protocol's order
+        self._pending_size = 0
+
+    @property
+    def pending(self) -> bool:
+        """True while encoded bytes wait to be written."""
+        return bool(self._pending)
+
+    def send(self, event: SendT, *, flush: bool) -> After:
+        """Encode ``event`` and hold its bytes; say whether to write now, wait, or close.
+
+        The codec raises ``LocalProtocolError`` (and nothing is held) if the protocol forbids the
+        event now. Held bytes are written on ``flush``, once ``FLUSH_SIZE`` bytes are held, and
+        before the adapter waits for the peer (``Step.RECEIVE``).
+        """
+        if self.closed:
+            raise ConnectionClosed("send on a closed connection")
+        data = self.conn.send(event)
+        if data:
+            self._pending.append(data)
+            self._pending_size += len(data)
+        if self.conn.finished:
+            return After.CLOSE
+        if flush or self._pending_size >= FLUSH_SIZE:
+            return After.WRITE
+        return After.HOLD
+
+    def take(self) -> bytes:
+        """Every held byte, in order, as one buffer (one write, one syscall); none held after."""
+        pending = self._pending
+        if not pending:
+            return b""
+        data = b"".join(pending) if len(pending) > 1 else pending[0]
+        pending.clear()
+        self._pending_size = 0
+        return data
+
+    def unsent(self, data: bytes) -> None:
+        """Hold again the tail of a write the transport did not take, before anything newer."""
+        if data:
+            self._pending.insert(0, data)
+            self._pending_size += len(data)
+
+    def next_event(self) -> EventT | Step:
+        """The next event the codec completes, or what the adapter must do to get one.
+
+        End of stream, per the ``Connection`` protocol: after ``receive_data(b"")`` the complete
+        events still come out, a partial frame raises ``RemoteProtocolError``, and then
+        ``NEED_DATA`` means the peer closed cleanly: ``Step.END``. A ``RemoteProtocolError``
+        propagates after ``failed`` queued its reply; the adapter then acts on ``failed``'s
+        answer before re-raising (see ``Driver.next_event``).
+        """
+        event = self.conn.next_event()
+        if event is not NEED_DATA:
+            return event
+        if self.eof or self.closed or self.conn.finished:
+            return Step.END
+        return Step.RECEIVE
+
+    def received(self, data: bytes) -> None:
+        """Pass bytes read from the transport to the codec; ``b""`` is the end of stream."""
+        if not data:
+            self.eof = True
+        self.conn.receive_data(data)
+
+    def failed(self, error: RemoteProtocolError) -> bool:
+        """Hold the reply a server owes for ``error``; True if the transport must now close.
+
+        The reply goes after every reply still held: their order is the protocol's. A fatal
+        error (or a codec that finished with that reply) closes, and the close writes the reply.
+        """
+        if not self.closed:
+            reply = error_reply_bytes(self.conn, error)
+            if reply:
+                self._pending.append(reply)
+                self._pending_size += len(reply)
+        return error.fatal or self.conn.finished
+
+    def begin_close(self) -> bytes | None:
+        """Start the close: the bytes to write last, or ``None`` if a close already began."""
+        if self.closed:
+            return None
+        self.closed = True
+        return self.take()
+
+    def abandon(self) -> None:
+        """The byte stream is no longer whole (a write stopped part-way): carry nothing more."""
+        self.closed = True
+        self._pending.clear()
+        self._pending_size = 0
+
+
+class Driver(ABC, Generic[SendT, EventT]):
+    """``AdapterCore``'s decisions run in order, with ``await``: the body of every adapter.
+
+    A subclass moves bytes with its library and nothing else: ``_write`` (all of it, waiting for
+    back-pressure), ``_receive`` (some bytes, ``b""`` at EOF) and ``_shutdown`` (the close
+    sequence described in this module's docstring). ``_GONE`` names the exceptions by which its
+    library says that the peer is gone.
+    """
+
+    _GONE: tuple[type[BaseException], ...] = (OSError,)
+
+    def __init__(
+        self,
+        conn: Connection[SendT, EventT],
+        *,
+        receive_size: int = DEFAULT_RECEIVE_SIZE,
+        close_timeout: float = CLOSE_TIMEOUT,
+    ) -> None:
+        self._core: AdapterCore[SendT, EventT] = AdapterCore(conn)
+        self._receive_size = receive_size
+        self.close_timeout = close_timeout
+        """Seconds a close waits for the peer to take the last bytes before it just closes."""
+
+    @property
+    def conn(self) -> Connection[SendT, EventT]:
+        """The codec this adapter drives."""
+        return self._core.conn
+
+    @property
+    def closed(self) -> bool:
+        """True once ``aclose()`` ran (by the caller, or because the codec finished)."""
+        return self._core.closed
+
+    @abstractmethod
+    async def _write(self, data: bytes) -> None: ...
+
+    @abstractmethod
+    async def _receive(self, size: int) -> bytes: ...
+
+    @abstractmethod
+    async def _shutdown(self, final: bytes) -> None: ...
+
+    async def send(self, event: SendT, *, flush: bool = True) -> None:
+        """Encode ``event`` and write it; close the transport if the codec finished.
+
+        The codec raises ``LocalProtocolError`` (and nothing is written) if the protocol forbids
+        the event now. With ``flush=False`` the bytes are kept and written in one go with later
+        ones: before ``next_event`` waits for the peer, on ``flush()``, on close, or once
+        ``FLUSH_SIZE`` bytes are pending. A server answering a pipelined burst saves a system
+        call per reply that way.
+        """
+        after = self._core.send(event, flush=flush)
+        if after is After.WRITE:
+            await self._write(self._core.take())
+        elif after is After.CLOSE:
+            await self.aclose()
+
+    async def flush(self) -> None:
+        """Write every byte kept by ``send(..., flush=False)`` (and wait for back-pressure)."""
+        if self._core.pending:
+            await self._write(self._core.take())
+
+    async def next_event(self) -> EventT:
+        """Wait for the next event; raise ``ConnectionClosed`` at a clean end of stream.
+
+        A ``RemoteProtocolError`` from the codec propagates; on a server-role connection its
+        ``reply`` is sent first, and a fatal error closes the transport. Cancelling the wait loses
+        nothing: bytes already read stay with the codec, and the next call goes on from there.
+        """
+        core = self._core
+        while True:
+            try:
+                step = core.next_event()
+            except RemoteProtocolError as error:
+                if core.failed(error):
+                    await self.aclose()
+                elif core.pending:
+                    # The peer may be gone already: the error still reaches the caller.
+                    with contextlib.suppress(*self._GONE):
+                        await self._write(core.take())
+                raise
+            if step is Step.RECEIVE:
+                if core.pending:
+                    await self._write(core.take())  # the peer may wait for these first
+                core.received(await self._receive(self._receive_size))
+            elif step is Step.END:
+                await self.aclose()
+                raise ConnectionClosed("the peer closed the connection")
+            else:
+                return step
+
+    def __aiter__(self) -> AsyncIterator[EventT]:
+        return self._events()
+
+    async def _events(self) -> AsyncIterator[EventT]:
+        while True:
+            try:
+                event = await self.next_event()
+            except ConnectionClosed:
+                return
+            yield event
+
+    async def aclose(self) -> None:
+        """Write what is held, close the write side (the peer reads every byte, then EOF), then
+        the transport; a peer that stopped reading gets ``close_timeout`` seconds."""
+        final = self._core.begin_close()
+        if final is not None:
+            await self._shutdown(final)
+
+    async def _serve(
+        self, handler: Callable[[Self], Awaitable[None]], quiet: tuple[type[BaseException], ...]
+    ) -> None:
+        """Run a server's ``handler`` on this connection, then close it.
+
+        ``ConnectionClosed``, ``RemoteProtocolError`` (already answered) and ``quiet`` (the
+        library's way of saying the peer went away) end the handler without a trace.
+        """
+        ended: tuple[type[BaseException], ...] = (RemoteProtocolError, *quiet)
+        try:
+            await handler(self)
+        except ConnectionClosed:
+            pass
+        except ended as error:
+            logging.getLogger(type(self).__module__).debug("connection ended: %r", error)
+        finally:
+            await self.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

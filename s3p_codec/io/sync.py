@@ -15,24 +15,18 @@ examples; use the asyncio or trio adapter for many connections.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import Generic, TypeVar
+from typing import Generic, Self, TypeVar
 
 from s3p_codec._core.connection import Connection
 from s3p_codec._core.errors import RemoteProtocolError
-from s3p_codec._core.types import NEED_DATA
 from s3p_codec.io import ConnectionClosed
-from s3p_codec.io._common import (
-    CLOSE_TIMEOUT,
-    DEFAULT_RECEIVE_SIZE,
-    FLUSH_SIZE,
-    error_reply_bytes,
-)
+from s3p_codec.io._common import CLOSE_TIMEOUT, DEFAULT_RECEIVE_SIZE, Driver, run_blocking
 
 __all__ = ["SyncConnection", "SyncServer", "connect", "serve"]
 
@@ -42,11 +36,96 @@ EventT = TypeVar("EventT")
 log = logging.getLogger(__name__)
 
 
-class SyncConnection(Generic[SendT, EventT]):
+class _Closing:
+    """``with`` support for anything with a ``close()``."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class _SocketDriver(Driver[SendT, EventT]):
+    """The shared steps over a blocking socket: every await here is a call that blocks, so a
+    step never suspends and ``run_blocking`` runs it to its end."""
+
+    _GONE = (OSError,)
+
+    def __init__(
+        self,
+        conn: Connection[SendT, EventT],
+        sock: socket.socket,
+        *,
+        receive_size: int,
+        close_timeout: float,
+    ) -> None:
+        super().__init__(conn, receive_size=receive_size, close_timeout=close_timeout)
+        self.socket = sock
+
+    async def _write(self, data: bytes) -> None:
+        """Write all of ``data`` within the socket's time-out; keep what it did not take.
+
+        Not ``sendall``: after its time-out nobody can tell how much went out, so a retry
+        would tear the stream. Here the unsent tail is held again, first in line.
+        """
+        sock = self.socket
+        sent = 0
+        try:
+            sent = sock.send(data)
+            if sent == len(data):
+                return
+            # Partial: go on within what is left of the time-out for the whole write.
+            timeout = sock.gettimeout()
+            deadline = None if timeout is None else time.monotonic() + timeout
+            try:
+                with memoryview(data) as view:
+                    while sent < len(data):
+                        if deadline is not None:
+                            left = deadline - time.monotonic()
+                            if left <= 0:
+                                raise TimeoutError("timed out")
+                            sock.settimeout(left)
+                        sent += sock.send(view[sent:])
+            finally:
+                sock.settimeout(timeout)
+        except BaseException:
+            self._core.unsent(data[sent:])
+            raise
+
+    async def _receive(self, size: int) -> bytes:
+        return self.socket.recv(size)
+
+    async def _shutdown(self, final: bytes) -> None:
+        sock = self.socket
+        try:
+            if final:
+                timeout = sock.gettimeout()
+                if timeout is None or timeout > self.close_timeout:
+                    sock.settimeout(self.close_timeout)
+                await self._write(final)
+            sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass  # TimeoutError included: a peer that stopped reading
+        finally:
+            sock.close()
+
+
+class SyncConnection(_Closing, Generic[SendT, EventT]):
     """A codec ``Connection`` over a connected blocking socket.
 
     Not thread-safe: use it from one thread (or one thread sending and one receiving, which the
-    socket allows but the codec's own state may not).
+    socket allows but the codec's own state may not). The socket's time-out bounds each read and
+    each write; a write that timed out keeps the bytes the socket did not take, so ``flush()``
+    (or the close) goes on exactly where it stopped and the peer never reads a torn stream.
     """
 
     def __init__(
@@ -57,20 +136,32 @@ class SyncConnection(Generic[SendT, EventT]):
         receive_size: int = DEFAULT_RECEIVE_SIZE,
         close_timeout: float = CLOSE_TIMEOUT,
     ) -> None:
-        self.conn = conn
-        self.close_timeout = close_timeout
+        self._driver = _SocketDriver(
+            conn, sock, receive_size=receive_size, close_timeout=close_timeout
+        )
+
+    @property
+    def conn(self) -> Connection[SendT, EventT]:
+        """The codec this adapter drives."""
+        return self._driver.conn
+
+    @property
+    def socket(self) -> socket.socket:
+        return self._driver.socket
+
+    @property
+    def close_timeout(self) -> float:
         """Seconds a close waits for the peer to take the last bytes before it just closes."""
-        self.socket = sock
-        self._receive_size = receive_size
-        self._eof = False
-        self._closed = False
-        self._pending: list[bytes] = []  # encoded by send(..., flush=False), not yet written
-        self._pending_size = 0
+        return self._driver.close_timeout
+
+    @close_timeout.setter
+    def close_timeout(self, seconds: float) -> None:
+        self._driver.close_timeout = seconds
 
     @property
     def closed(self) -> bool:
         """True once ``close()`` ran (by the caller, or because the codec finished)."""
-        return self._closed
+        return self._driver.closed
 
     def send(self, event: SendT, *, flush: bool = True) -> None:
         """Encode ``event`` and write all of it; close the transport if the codec finished.
@@ -81,58 +172,20 @@ class SyncConnection(Generic[SendT, EventT]):
         ``FLUSH_SIZE`` bytes are pending. A server answering a pipelined burst saves a system
         call per reply that way.
         """
-        if self._closed:
-            raise ConnectionClosed("send on a closed connection")
-        data = self.conn.send(event)
-        if data:
-            self._pending.append(data)
-            self._pending_size += len(data)
-        if flush or self._pending_size >= FLUSH_SIZE or self.conn.finished:
-            self.flush()
-        if self.conn.finished:
-            self.close()
+        run_blocking(self._driver.send(event, flush=flush))
 
     def flush(self) -> None:
         """Write every byte kept by ``send(..., flush=False)``."""
-        if self._pending:
-            data = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
-            self._pending.clear()
-            self._pending_size = 0
-            self.socket.sendall(data)
+        run_blocking(self._driver.flush())
 
     def next_event(self) -> EventT:
         """Wait for the next event; raise ``ConnectionClosed`` at a clean end of stream.
 
         A ``RemoteProtocolError`` from the codec propagates; on a server-role connection its
-        ``reply`` is sent first, and a fatal error closes the transport.
+        ``reply`` is sent first, and a fatal error closes the transport. A read that times out
+        loses nothing: the next call goes on from there.
         """
-        while True:
-            try:
-                event = self.conn.next_event()
-            except RemoteProtocolError as error:
-                self._answer(error)
-                raise
-            if event is not NEED_DATA:
-                return event
-            if self._eof or self._closed or self.conn.finished:
-                self.close()
-                raise ConnectionClosed("the peer closed the connection")
-            if self._pending:
-                self.flush()  # the peer may be waiting for these before it sends more
-            data = self.socket.recv(self._receive_size)
-            if not data:
-                self._eof = True
-            self.conn.receive_data(data)
-
-    def _answer(self, error: RemoteProtocolError) -> None:
-        reply = b"" if self._closed else error_reply_bytes(self.conn, error)
-        if reply:
-            self._pending.append(reply)  # after every reply still kept: order is the protocol's
-        if self._pending:
-            with contextlib.suppress(OSError):  # the peer may be gone already
-                self.flush()
-        if error.fatal or self.conn.finished:
-            self.close()
+        return run_blocking(self._driver.next_event())
 
     def __iter__(self) -> Iterator[EventT]:
         """Every event until the peer closes cleanly."""
@@ -143,29 +196,11 @@ class SyncConnection(Generic[SendT, EventT]):
                 return
 
     def close(self) -> None:
-        """Close the socket, write side first so the peer reads every byte sent, then EOF."""
-        if self._closed:
-            return
-        self._closed = True
-        with contextlib.suppress(OSError):  # TimeoutError included: a peer that stopped reading
-            if self._pending:
-                timeout = self.socket.gettimeout()
-                if timeout is None or timeout > self.close_timeout:
-                    self.socket.settimeout(self.close_timeout)
-                self.flush()
-            self.socket.shutdown(socket.SHUT_WR)
-        self.socket.close()
+        """Close the socket, write side first so the peer reads every byte sent, then EOF.
 
-    def __enter__(self) -> SyncConnection[SendT, EventT]:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+        Bytes still held are written first, within ``close_timeout`` seconds at most.
+        """
+        run_blocking(self._driver.aclose())
 
 
 def connect(
@@ -186,7 +221,7 @@ def connect(
     return SyncConnection(conn, sock, receive_size=receive_size)
 
 
-class SyncServer(Generic[SendT, EventT]):
+class SyncServer(_Closing, Generic[SendT, EventT]):
     """A listening socket that hands each accepted connection to ``handler`` in a thread."""
 
     def __init__(
@@ -249,17 +284,6 @@ class SyncServer(Generic[SendT, EventT]):
             threads = list(self._threads)
         for thread in threads:
             thread.join(timeout)
-
-    def __enter__(self) -> SyncServer[SendT, EventT]:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def serve(

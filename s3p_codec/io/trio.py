@@ -20,40 +20,32 @@ back-pressure. Needs the ``trio`` extra.
 from __future__ import annotations
 
 import contextlib
-import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from types import TracebackType
-from typing import Generic, NoReturn, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import NoReturn, TypeVar
 
 import trio
 
 from s3p_codec._core.connection import Connection
-from s3p_codec._core.errors import RemoteProtocolError
-from s3p_codec._core.types import NEED_DATA
-from s3p_codec.io import ConnectionClosed
-from s3p_codec.io._common import (
-    CLOSE_TIMEOUT,
-    DEFAULT_RECEIVE_SIZE,
-    FLUSH_SIZE,
-    error_reply_bytes,
-)
+from s3p_codec.io._common import CLOSE_TIMEOUT, DEFAULT_RECEIVE_SIZE, Driver
 
 __all__ = ["TrioConnection", "connect", "serve"]
 
 SendT = TypeVar("SendT")
 EventT = TypeVar("EventT")
 
-log = logging.getLogger(__name__)
-
 _GONE = (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError)
 
 
-class TrioConnection(Generic[SendT, EventT]):
+class TrioConnection(Driver[SendT, EventT]):
     """A codec ``Connection`` over a trio stream (usually a ``trio.SocketStream``).
 
     One task may wait in ``next_event`` while another sends; trio itself refuses two concurrent
-    senders or receivers on one stream (``BusyResourceError``).
+    senders or receivers on one stream (``BusyResourceError``). A write cancelled part-way
+    closes the connection: trio cannot say how much of it went out, so the byte stream the peer
+    reads is no longer whole, and later calls raise ``ConnectionClosed``.
     """
+
+    _GONE = _GONE
 
     def __init__(
         self,
@@ -63,119 +55,36 @@ class TrioConnection(Generic[SendT, EventT]):
         receive_size: int = DEFAULT_RECEIVE_SIZE,
         close_timeout: float = CLOSE_TIMEOUT,
     ) -> None:
-        self.conn = conn
-        self.close_timeout = close_timeout
-        """Seconds a close waits for the peer to take the last bytes before it just closes."""
+        super().__init__(conn, receive_size=receive_size, close_timeout=close_timeout)
         self.stream = stream
-        self._receive_size = receive_size
-        self._eof = False
-        self._closed = False
-        self._pending: list[bytes] = []  # encoded by send(..., flush=False), not yet written
-        self._pending_size = 0
 
-    @property
-    def closed(self) -> bool:
-        """True once ``aclose()`` ran (by the caller, or because the codec finished)."""
-        return self._closed
-
-    async def send(self, event: SendT, *, flush: bool = True) -> None:
-        """Encode ``event`` and send all of it; close the stream if the codec finished.
-
-        With ``flush=False`` the bytes are kept and sent in one go with later ones: before
-        ``next_event`` waits for the peer, on ``flush()``, on close, or once ``FLUSH_SIZE``
-        bytes are pending. A server answering a pipelined burst saves a system call per reply
-        that way.
-        """
-        if self._closed:
-            raise ConnectionClosed("send on a closed connection")
-        data = self.conn.send(event)
-        if data:
-            self._pending.append(data)
-            self._pending_size += len(data)
-        if flush or self._pending_size >= FLUSH_SIZE or self.conn.finished:
-            await self.flush()
-        if self.conn.finished:
-            await self.aclose()
-
-    async def flush(self) -> None:
-        """Send every byte kept by ``send(..., flush=False)``."""
-        pending = self._pending
-        if pending:
-            data = b"".join(pending) if len(pending) > 1 else pending[0]
-            pending.clear()
-            self._pending_size = 0
+    async def _write(self, data: bytes) -> None:
+        try:
             await self.stream.send_all(data)
+        except trio.BusyResourceError:
+            self._core.unsent(data)  # refused before a byte went out: another task is sending
+            raise
+        except BaseException:
+            # Cancelled or broken part-way: some unknown prefix of data went out.
+            self._core.abandon()
+            await trio.aclose_forcefully(self.stream)
+            raise
 
-    async def next_event(self) -> EventT:
-        """Wait for the next event; raise ``ConnectionClosed`` at a clean end of stream.
+    async def _receive(self, size: int) -> bytes:
+        # A cancelled receive_some received nothing (trio's rule): nothing is lost.
+        return bytes(await self.stream.receive_some(size))
 
-        A ``RemoteProtocolError`` from the codec propagates; on a server-role connection its
-        ``reply`` is sent first, and a fatal error closes the stream.
-        """
-        while True:
-            try:
-                event = self.conn.next_event()
-            except RemoteProtocolError as error:
-                await self._answer(error)
-                raise
-            if event is not NEED_DATA:
-                return event
-            if self._eof or self._closed or self.conn.finished:
-                await self.aclose()
-                raise ConnectionClosed("the peer closed the connection")
-            if self._pending:
-                await self.flush()  # the peer may be waiting for these before it sends more
-            data = await self.stream.receive_some(self._receive_size)
-            if not data:
-                self._eof = True
-            self.conn.receive_data(bytes(data))
-
-    async def _answer(self, error: RemoteProtocolError) -> None:
-        reply = b"" if self._closed else error_reply_bytes(self.conn, error)
-        if reply:
-            self._pending.append(reply)  # after every reply still kept: order is the protocol's
-        if self._pending:
-            with contextlib.suppress(*_GONE):  # the peer may be gone already
-                await self.flush()
-        if error.fatal or self.conn.finished:
-            await self.aclose()
-
-    def __aiter__(self) -> AsyncIterator[EventT]:
-        return self._events()
-
-    async def _events(self) -> AsyncIterator[EventT]:
-        while True:
-            try:
-                event = await self.next_event()
-            except ConnectionClosed:
-                return
-            yield event
-
-    async def aclose(self) -> None:
-        """Close the write side first (the peer reads every byte, then EOF), then the stream."""
-        if self._closed:
-            return
-        self._closed = True
+    async def _shutdown(self, final: bytes) -> None:
+        stream = self.stream
         try:
             # A peer that stopped reading gets close_timeout seconds to take the last bytes.
             with trio.move_on_after(self.close_timeout), contextlib.suppress(*_GONE):
-                if self._pending:
-                    await self.flush()
-                if isinstance(self.stream, trio.abc.HalfCloseableStream):
-                    await self.stream.send_eof()
+                if final:
+                    await stream.send_all(final)
+                if isinstance(stream, trio.abc.HalfCloseableStream):
+                    await stream.send_eof()
         finally:
-            await self.stream.aclose()  # closes even when cancelled (trio's rule for aclose)
-
-    async def __aenter__(self) -> TrioConnection[SendT, EventT]:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+            await stream.aclose()  # closes even when cancelled (trio's rule for aclose)
 
 
 async def connect(
@@ -213,15 +122,7 @@ async def serve(
     """
 
     async def on_connect(stream: trio.SocketStream) -> None:
-        conn = TrioConnection(factory(), stream)
-        try:
-            await handler(conn)
-        except ConnectionClosed:
-            pass
-        except (RemoteProtocolError, trio.BrokenResourceError) as error:
-            log.debug("connection ended: %r", error)
-        finally:
-            await conn.aclose()
+        await TrioConnection(factory(), stream)._serve(handler, (trio.BrokenResourceError,))
 
     await trio.serve_tcp(
         on_connect, port, host=host, handler_nursery=handler_nursery, task_status=task_status

@@ -5,6 +5,8 @@ edges the adapters care about:
 
 - a received line starting with ``!`` is a fatal ``RemoteProtocolError`` carrying a reply
   (``Line(b"ERR ...")``), in both roles, so tests can check that only a server answers;
+- a received line starting with ``%`` is a fatal error whose reply is the whole line after
+  ``ERR `` (a reply as large as the test wants);
 - a received line starting with ``?`` is a recoverable error whose reply is ``Line(b"WARN ...")``;
 - sending ``Line(b"BYE")`` finishes the connection (like an S3P server's error reply);
 - a partial line left at end of stream is a fatal ``RemoteProtocolError``.
@@ -69,8 +71,9 @@ class LineConnection:
             self._eof = True
         self._buffer += data
 
-    def _fail(self, message: str, *, fatal: bool) -> RemoteProtocolError:
-        reply = Line(b"ERR " + message.encode()) if fatal else Line(b"WARN " + message.encode())
+    def _fail(self, message: str, *, fatal: bool, reply: Line | None = None) -> RemoteProtocolError:
+        if reply is None:
+            reply = Line((b"ERR " if fatal else b"WARN ") + message.encode())
         if fatal:
             self._state = State.ERROR
             self._reply_owed = self._role is Role.SERVER
@@ -89,6 +92,8 @@ class LineConnection:
         del self._buffer[: index + 1]
         if data.startswith(b"!"):
             raise self._fail("bang", fatal=True)
+        if data.startswith(b"%"):
+            raise self._fail("echoed", fatal=True, reply=Line(b"ERR " + data))
         if data.startswith(b"?"):
             raise self._fail("question", fatal=False)
         return Line(data)
