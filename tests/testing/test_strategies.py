@@ -131,11 +131,6 @@ def test_chunkings_join_back_to_the_input() -> None:
 
 # --- S2S and Durable Streams: HTTP-borne, driven through their server-role codecs ------------
 
-KNOWN_FINDINGS = {
-    # tests/testing/test_findings.py::test_durable_head_over_the_limit_is_refused_in_one_piece
-    "request head over the limit",
-}
-
 
 def _s2s_error(pieces: list[bytes]) -> RemoteProtocolError | None:
     conn = s2s.Http1Connection(Role.SERVER)
@@ -173,7 +168,7 @@ def _reply_code(error: RemoteProtocolError) -> object:
 
 HTTP_CASES = [
     (s2s_cases.malformed(), _s2s_error),
-    (durable_cases.malformed().filter(lambda c: c.label not in KNOWN_FINDINGS), _durable_error),
+    (durable_cases.malformed(), _durable_error),
 ]
 
 
