@@ -3,8 +3,10 @@
 Every malformed case is fatal and must get an Error reply: "After sending any Error reply,
 servers MUST close the connection immediately" and, in v0.1.0, "all errors result in
 connection closure". The one exception is a command cut short by the end of the stream
-(``half_close``): the server closes, and no reply is owed to a client that stopped sending. Cases aimed at limits are built from the server's ``s3p.Limits`` (pass the
-limits the server under test was started with); when a header alone breaks a limit, the payload
+(``half_close``): the server closes, and no reply is owed to a client that stopped sending.
+
+Cases aimed at limits are built from the server's ``s3p.Limits`` (pass the limits the server
+under test was started with); when a header alone breaks a limit, the payload
 is left out, so a server that waits for it before answering hangs and is caught.
 """
 
