@@ -29,6 +29,11 @@ type must be that request's type + 0x80, or ``Error`` (0xFF), which answers anyt
   error moves to ``ERROR``; its ``reply`` (an ``Error``) may still be sent once, then
   ``finished`` is True and the transport should be closed.
 
+Receiving decodes ahead: ``next_event`` turns every complete frame buffered (up to 16 KB at a
+time) into events in one pass, then hands them out one per call, and only then applies each to
+the state (pairing, in-flight count, errors), so what a caller sees is what decoding one frame
+per call would give. Per frame this saves most of the fixed cost of the Python calls.
+
 End of stream (``receive_data(b"")``): complete frames still come out; a partial frame left
 over is a fatal error (the peer closed mid-frame); otherwise the state becomes ``CLOSED``. A
 server may still answer requests it received before the end (the peer may have half-closed).
@@ -68,7 +73,7 @@ __all__ = ["Connection", "State"]
 
 _RESPONSES = frozenset(RESPONSE_TYPES)
 # Looked up by the class of anything decoded (an error's class is simply not found).
-_RESPONSE_TO: dict[object, type[Response]] = {key: value for key, value in RESPONSE_TO.items()}  # noqa: C416
+_RESPONSE_TO: dict[object, type[Response]] = dict(RESPONSE_TO.items())
 
 
 class State(enum.Enum):

@@ -12,6 +12,11 @@ A payload nested deeper than ``MAX_JSON_DEPTH`` (64) levels counts as malformed 
 over-long frame, which carries 413 (its payload is too large). Lengths are judged on the 4-byte
 header alone, before any of the payload is buffered.
 
+``FrameDecoder`` is the receiving hot path: it cuts every complete frame already buffered in one
+loop (headers read in place with ``struct.unpack_from``, one copy per payload) and decodes each
+plain, valid message straight from its table; any other frame goes through ``decode_payload``,
+the reference, so both give the same events and errors.
+
 The spec's own example frame is mislabelled: its payload
 ``{"type":"Produce","topic":"logs","partition":0,"records":["SGVsbG8gV29ybGQ="]}`` is 78 bytes
 (0x4E), not the 74 (0x4A) of its length line; the tests use the real length. Its Python
@@ -177,14 +182,15 @@ class FrameDecoder:
         table = self._table
         context = self._context
         append = out.append
+        size = LENGTH_FIELD_SIZE
         at = start
         limit = start + _BATCH_BYTES  # no new frame is begun past it (one always is)
-        while at < limit and end - at > LENGTH_FIELD_SIZE:
+        while at < limit and end - at > size:
             (length,) = unpack_from(data, at)
-            stop = at + LENGTH_FIELD_SIZE + length
+            stop = at + size + length
             if stop > end or length > maximum or not length:
                 break
-            payload = data[at + LENGTH_FIELD_SIZE : stop]
+            payload = data[at + size : stop]
             at = stop
             try:
                 obj: Any = loads(payload)
