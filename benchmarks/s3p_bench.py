@@ -1,7 +1,8 @@
 """Decode the same in-memory pipelined S3P reply streams with three decoders; print ratios.
 
-    python benchmarks/s3p_bench.py            # the full run (about half a minute)
+    python benchmarks/s3p_bench.py            # the full run (about a minute)
     python benchmarks/s3p_bench.py --quick    # fewer replies, for a smoke check
+    python benchmarks/s3p_bench.py --requests # only the server side (case d)
 
 Decoders: our client ``s3p.Connection`` (typed events: ``ReadReply`` of ``Timestamp``/bytes
 pairs), redis-py's pure-Python RESP2 parser (``redis._parsers.resp2._RESP2Parser``, the
@@ -16,6 +17,12 @@ redis-py, (b) at least 0.5x hiredis, (c) doubling the input at most doubles the 
 An extra row under (a), without a target, varies record sizes (8..24 bytes) and timestamps so
 that no two pairs share a shape: the decoder's general path, not its fast path for replies of
 one shape. The 1 MiB frame of (c) is a READ reply holding one 1 MiB record.
+
+Case (d) is the server side: pipelined requests decoded by our server ``s3p.Connection`` (typed
+``Append``/``Read`` events, options checked) next to the two RESP parsers reading the same bytes
+as plain arrays of bulk strings: one-record APPENDs of 32 bytes, APPENDs of 10 records of 16
+bytes, READs with COUNT and MIN_TIMESTAMP. Its last row feeds one 1 MiB APPEND one byte at a
+time. No targets: the figures are compared with those of earlier versions of the codec.
 """
 
 from __future__ import annotations
@@ -64,6 +71,23 @@ def ours(pieces: list[bytes], replies: int, limits: s3p.Limits, count: int) -> C
     request = s3p.Read(b"bench", count=count)
     for _ in range(replies):
         conn.send(request)  # the client must know what each reply answers: not timed
+
+    def run() -> int:
+        got = 0
+        receive, next_event = conn.receive_data, conn.next_event
+        for piece in pieces:
+            receive(piece)
+            while next_event() is not NEED_DATA:
+                got += 1
+        return got
+
+    return run
+
+
+def ours_server(
+    pieces: list[bytes], requests: int, limits: s3p.Limits, count: int
+) -> Callable[[], int]:
+    conn = s3p.Connection(Role.SERVER, limits)
 
     def run() -> int:
         got = 0
@@ -127,6 +151,11 @@ def hiredis_reader(
 Decoder = Callable[[list[bytes], int, s3p.Limits, int], Callable[[], int]]
 """Prepares a decoder for the stream (not timed) and returns the timed part."""
 DECODERS: dict[str, Decoder] = {"ours": ours, "redis-py": redis_py, "hiredis": hiredis_reader}
+SERVER_DECODERS: dict[str, Decoder] = {
+    "ours": ours_server,
+    "redis-py": redis_py,
+    "hiredis": hiredis_reader,
+}
 
 
 def best_time(
@@ -149,10 +178,19 @@ def best_time(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer replies and repeats")
+    parser.add_argument("--requests", action="store_true", help="only case (d), the server")
     args = parser.parse_args(argv)
     scale = 10 if args.quick else 1
     repeat = 3 if args.quick else 5
     limits = s3p.Limits(max_record_size=2 << 20, max_append_size=8 << 20)
+    if not args.requests:
+        replies_cases(args.quick, scale, repeat, limits)
+    requests_cases(args.quick, scale, repeat, limits)
+    return 0
+
+
+def replies_cases(quick: bool, scale: int, repeat: int, limits: s3p.Limits) -> None:
+    """Cases (a) to (c): the client decoding READ replies."""
 
     rows: list[tuple[str, dict[str, float], str, bool | None]] = []
     for name, records, size, replies, vary in (
@@ -191,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     for mib in (1, 2):
         frame = read_reply(1, mib << 20)
         pieces = chunks(frame, 1)
-        runs = 1 if mib == 2 or args.quick else 2
+        runs = 1 if mib == 2 or quick else 2
         times[mib] = {
             label: best_time(decoder, pieces, 1, limits, 1, repeat=runs)
             for label, decoder in DECODERS.items()
@@ -204,7 +242,49 @@ def main(argv: list[str] | None = None) -> int:
     growth = times[2]["ours"] / times[1]["ours"]
     verdict = "PASS" if growth <= 2.3 else "FAIL"
     print(f"{'    2 MiB / 1 MiB':<24}{growth:>12.2f}   (target <= 2.30) {verdict}")
-    return 0
+
+
+def request_stream(request: s3p.Request, copies: int) -> bytes:
+    """``copies`` pipelined copies of ``request`` as a client writes them."""
+    client = s3p.Connection(Role.CLIENT)
+    return client.send(request) * copies
+
+
+def requests_cases(quick: bool, scale: int, repeat: int, limits: s3p.Limits) -> None:
+    """Case (d): the server decoding pipelined requests."""
+    stamp = s3p.Timestamp(1_700_000_000_000, 5)
+    print()
+    print(f"{'(d) requests, server':<24}{'ours MiB/s':>12}{'redis-py':>12}{'hiredis':>12}   result")
+    for name, request, copies in (
+        ("APPEND 1 x 32 B", s3p.Append(b"bench-stream", (b"r" * 32,)), 100_000 // scale),
+        ("APPEND 10 x 16 B", s3p.Append(b"bench-stream", (b"r" * 16,) * 10), 20_000 // scale),
+        ("READ COUNT MIN_TS", s3p.Read(b"bench-stream", 10, None, stamp), 100_000 // scale),
+    ):
+        stream = request_stream(request, copies)
+        pieces = chunks(stream, CHUNK)
+        mib = len(stream) / (1 << 20)
+        seconds = {
+            label: best_time(decoder, pieces, copies, limits, 0, repeat=repeat)
+            for label, decoder in SERVER_DECODERS.items()
+        }
+        rates = {label: mib / took for label, took in seconds.items()}
+        micros = seconds["ours"] / copies * 1e6
+        print(
+            f"{name:<24}{rates['ours']:>12.1f}{rates['redis-py']:>12.1f}{rates['hiredis']:>12.1f}"
+            f"   {micros:.2f} us/request, {rates['ours'] / rates['redis-py']:.2f}x redis-py,"
+            f" {rates['ours'] / rates['hiredis']:.2f}x hiredis"
+        )
+    # One large request trickling in: the cost per byte of the incomplete-frame path.
+    frame = request_stream(s3p.Append(b"bench-stream", (b"r" * (1 << 20),)), 1)
+    pieces = chunks(frame, 1)
+    seconds = {
+        label: best_time(decoder, pieces, 1, limits, 0, repeat=1 if quick else 2)
+        for label, decoder in SERVER_DECODERS.items()
+    }
+    print(
+        f"{'APPEND 1 MiB, 1 B feeds':<24}{seconds['ours']:>11.2f}s{seconds['redis-py']:>11.2f}s"
+        f"{seconds['hiredis']:>11.2f}s   {seconds['ours'] / len(frame) * 1e6:.2f} us/byte"
+    )
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ fails, the careful path reads those bytes again (at most twice in all: still lin
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from s3p_codec.s3p.events import Append, Request
 from s3p_codec.s3p.limits import MAX_OPTION_ELEMENTS, Limits
@@ -57,6 +58,9 @@ _OPTION = re.compile(
 every valid value is made of (numbers, ``<ms>-<seq>``, ``server``/``client``); the lengths
 declared must be those matched, which also keeps both within ``MAX_OPTION_SIZE``."""
 _CRLF = b"\r\n"
+_MAX_PATTERNS = 64
+_findall_cache: dict[int, Callable[..., list[bytes]]] = {}
+_sizes_seen: set[int] = set()
 _new_object = object.__new__
 _set_stream = Append.__dict__["stream"].__set__
 _set_records = Append.__dict__["records"].__set__
@@ -113,9 +117,11 @@ def scan_command(data: bytes | bytearray, pos: int, limits: Limits) -> tuple[Req
             record = data[at:end] if type(data) is bytes else bytes(data[at:end])
             payloads: tuple[bytes, ...] = (record,)
         else:
-            many = _scan_records(data, at, size, count, limits)
+            many = _uniform_records(data, records.start(2) - 1, size, count, limits)
             if many is None:
-                return None
+                many = _scan_records(data, at, size, count, limits)
+                if many is None:
+                    return None
             payloads, end = many
         end += 2
         if options is None:
@@ -165,6 +171,50 @@ def _scan_options(
         options[key] = value  # "last-value-wins semantics"
         at = pair.end()
     return options, at
+
+
+def _uniform_records(
+    data: bytes | bytearray, start: int, size: int, count: int, limits: Limits
+) -> tuple[tuple[bytes, ...], int] | None:
+    """``count`` records of ``size`` bytes each, the first header at ``start``, or None.
+
+    Records of one size (the first's, already checked against the record limit) are matched by
+    one ``findall`` of a pattern of fixed length: ``count`` matches inside exactly ``count``
+    times that length are contiguous and cover it all. Returns the records and the index of
+    the last one's CRLF, like ``_scan_records``.
+    """
+    unit = len(b"%d" % size) + size + 5  # "$", the digits, CRLF, the payload, CRLF
+    end = start + unit * count
+    if size * count > limits.max_append_size or data[end - 2 : end] != _CRLF:
+        return None
+    findall = _records_findall(size)
+    if findall is None:
+        return None
+    found = findall(data, start, end)
+    if len(found) != count:
+        return None
+    return tuple(found), end - 2
+
+
+def _records_findall(size: int) -> Callable[..., list[bytes]] | None:
+    """The ``findall`` of records of ``size`` bytes, or None.
+
+    A size's pattern is compiled the second time the size is seen, and only while fewer than
+    ``_MAX_PATTERNS`` are kept: a peer varying sizes cannot make us compile a pattern per
+    request, nor keep more than that many.
+    """
+    found = _findall_cache.get(size)
+    if found is None:
+        if size not in _sizes_seen:
+            if len(_sizes_seen) < 4 * _MAX_PATTERNS:
+                _sizes_seen.add(size)
+            return None
+        if len(_findall_cache) >= _MAX_PATTERNS:
+            return None
+        pattern = rb"\$%d\r\n(.{%d})\r\n" % (size, size)
+        found = re.compile(pattern, re.DOTALL).findall
+        _findall_cache[size] = found
+    return found
 
 
 def _scan_records(

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from s3p_codec import Direction, RemoteProtocolError, Role, s3p
 from s3p_codec._core import ObservedError
-from s3p_codec.s3p import Append, Delete, ErrorCode, Read, Timestamp
+from s3p_codec.s3p import Append, Delete, ErrorCode, Read, Timestamp, fast_commands
 from s3p_codec.s3p.commands import CommandParser, encode_request
 from s3p_codec.s3p.fast_commands import scan_command
 from s3p_codec.s3p.schema import COMMAND_NAMES, KNOWN_OPTIONS
@@ -109,7 +109,13 @@ def raw_commands(draw: st.DrawFn) -> bytes:
             parts.append(bulk(_flip_case(key, draw(st.integers(0, 1 << 20)))))
             parts.append(bulk(value))
     if name == b"APPEND":
-        records = draw(st.lists(st.binary(min_size=1, max_size=16), min_size=1, max_size=4))
+        if draw(st.booleans()):
+            records = draw(st.lists(st.binary(min_size=1, max_size=16), min_size=1, max_size=4))
+        else:  # records of one size: the fast path matches them all at once
+            size = draw(st.integers(1, 16))
+            records = draw(
+                st.lists(st.binary(min_size=size, max_size=size), min_size=1, max_size=5)
+            )
         if draw(st.integers(0, 15)) == 0:
             records = []  # "records MUST contain at least 1 element"
         parts.append(b"*" + number(len(records)) + b"\r\n")
@@ -295,6 +301,18 @@ def test_a_single_record_over_the_aggregate_limit_is_left_to_the_careful_path() 
     data = b"*4\r\n$6\r\nAPPEND\r\n$1\r\ns\r\n*0\r\n*1\r\n$11\r\n01234567890\r\n"
     assert scan_command(data, 0, LOPSIDED) is None
     assert connection_outcome([data], LOPSIDED, True)[0][0] is ErrorCode.LIMITS
+
+
+def test_records_of_one_size_are_matched_all_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    request = Append(b"s", tuple(b"record-%d" % index for index in range(5)))
+    data = _encoded(request)
+    assert scan_command(data, 0, s3p.Limits()) == (request, len(data))  # the size is noted
+
+    def record_by_record(*args: object) -> None:
+        raise AssertionError("records of one size were read one at a time")
+
+    monkeypatch.setattr(fast_commands, "_scan_records", record_by_record)
+    assert scan_command(data, 0, s3p.Limits()) == (request, len(data))
 
 
 def test_the_fast_path_reads_any_letter_case_and_the_last_option_value() -> None:
