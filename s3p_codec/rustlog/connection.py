@@ -343,10 +343,8 @@ class Connection:
 
     def events(self) -> Iterator[Event]:
         """Every event that the buffered bytes complete, until ``NEED_DATA``."""
-        while True:
-            event = self.next_event()
-            if event is NEED_DATA:
-                return
+        next_event = self.next_event
+        while (event := next_event()) is not NEED_DATA:
             yield event
 
     def _request_received(self, expected: type[Response]) -> None:
