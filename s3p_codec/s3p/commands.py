@@ -6,6 +6,11 @@ from its header line with the code the spec assigns to that position (a 2 MiB re
 state is a few fields (command, element index, sub-array remaining): commands nest two deep and
 no deeper, so there is no recursion and no stack to overflow.
 
+At each command start the parser first tries ``fast_commands.scan_command``, which reads a
+whole, ordinary command already buffered in one go (a few times faster) and otherwise leaves
+everything, errors included, to the element-by-element path. ``schema.build_request`` turns
+the elements into a typed request for both.
+
 Decisions (NOTES.md asks for them):
 - A 2-element ``DELETE`` (``*2 DELETE name``, the appendix ABNF's ``array-of-2``) is accepted and
   means the same as ``DELETE name *0``: section 8.5 is normative and what we send, but accepting

@@ -6,7 +6,9 @@ a dozen Python calls per element; most commands a server receives are complete i
 and ordinary. ``scan_command`` reads such a command in one go, at a command start: one regex
 for the array header, the command name and the stream name's header (the command is told by
 which group matched), then index arithmetic and small anchored regexes for the options and
-records arrays. Payloads are sliced by their declared lengths, never matched.
+records arrays. Payloads are sliced by their declared lengths; records that all have the same
+length are taken by one ``findall`` of a pattern for that length (compiled the second time the
+length is seen, and for a bounded number of lengths), as the client does for READ replies.
 
 It accepts a subset of what the careful path accepts and builds the same event: it returns
 None at the first thing it does not expect (a length with a leading zero, a 2-element DELETE,
@@ -16,8 +18,9 @@ then; the caller runs the careful parser from the same byte, which either reads 
 raises the precise error, at the same point it always did. Tests feed the same streams, in any
 chunking, to both paths and compare events, errors and positions.
 
-Cost: the scan is tried once per command start and looks only at bytes of that command; when it
-fails, the careful path reads those bytes again (at most twice in all: still linear).
+Cost: the scan is tried only at a command start (so at most a few times per command, while
+its first line is incomplete) and looks only at bytes of that command; when it fails, the
+careful path reads those bytes again (each byte at most twice in all: still linear).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import re
 from collections.abc import Callable
 
 from s3p_codec.s3p.events import Append, Request
-from s3p_codec.s3p.limits import MAX_OPTION_ELEMENTS, Limits
+from s3p_codec.s3p.limits import MAX_OPTION_ELEMENTS, MAX_OPTION_SIZE, Limits
 from s3p_codec.s3p.schema import KNOWN_OPTIONS, build_request
 from s3p_codec.s3p.wire import Malformed
 
@@ -52,7 +55,8 @@ _NO_OPTIONS_FIRST_RECORD = re.compile(rb"\*0\r\n\*([1-9][0-9]{0,19})\r\n" + _LEN
 _RECORD = re.compile(_LENGTH).match
 _OPTIONS = re.compile(rb"\*([1-9][0-9]?)\r\n").match
 _OPTION = re.compile(
-    rb"\$([1-9][0-9]?)\r\n([A-Za-z_]{1,64})\r\n\$([1-9][0-9]?)\r\n([0-9A-Za-z-]{1,64})\r\n"
+    rb"\$([1-9][0-9]?)\r\n([A-Za-z_]{1,%d})\r\n\$([1-9][0-9]?)\r\n([0-9A-Za-z-]{1,%d})\r\n"
+    % (MAX_OPTION_SIZE, MAX_OPTION_SIZE)
 ).match
 """An option: a key (every known key is letters and ``_``) and a value made of the characters
 every valid value is made of (numbers, ``<ms>-<seq>``, ``server``/``client``); the lengths
