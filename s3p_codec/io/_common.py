@@ -34,9 +34,15 @@ from s3p_codec._core.types import NEED_DATA, Role
 from s3p_codec.io import ConnectionClosed
 
 __all__ = [
+    "CLOSE",
     "CLOSE_TIMEOUT",
     "DEFAULT_RECEIVE_SIZE",
+    "END",
+    "FAILED",
     "FLUSH_SIZE",
+    "HOLD",
+    "RECEIVE",
+    "WRITE",
     "AdapterCore",
     "After",
     "Driver",
@@ -93,6 +99,9 @@ class Step(enum.Enum):
     """Write the held bytes (the peer may wait for them), read, pass the data to ``received``."""
     END = "end"
     """The stream is over (clean EOF, or closed here): close and raise ``ConnectionClosed``."""
+    FAILED = "failed"
+    """The codec raised ``AdapterCore.error``; its reply is held: close (if ``must_close``) or
+    write it, then raise the error."""
 
 
 class After(enum.Enum):
@@ -106,26 +115,49 @@ class After(enum.Enum):
     """The codec finished: close, which writes the held bytes within ``close_timeout``."""
 
 
+# Module-level names for the members: a global is read faster than an enum class attribute,
+# and these are compared once or twice per event.
+RECEIVE, END, FAILED = Step.RECEIVE, Step.END, Step.FAILED
+HOLD, WRITE, CLOSE = After.HOLD, After.WRITE, After.CLOSE
+
+
 class AdapterCore(Generic[SendT, EventT]):
     """The sans-IO part of an adapter: held bytes, end of stream, error replies, closed state."""
 
-    __slots__ = ("_pending", "_pending_size", "closed", "conn", "eof")
+    __slots__ = (
+        "_encode",
+        "_pending",
+        "_pending_size",
+        "closed",
+        "conn",
+        "eof",
+        "error",
+        "must_close",
+        "parse",
+    )
 
     def __init__(self, conn: Connection[SendT, EventT]) -> None:
         self.conn = conn
+        self._encode = conn.send  # bound once: these two run for every event
+        self.parse = conn.next_event
+        """The codec's own ``next_event``; its answer goes to ``need_data`` or ``failed``."""
         self.eof = False
         """The transport said end of stream, and the codec was told (``receive_data(b"")``)."""
         self.closed = False
         """A close began: nothing more is written, and ``send`` raises ``ConnectionClosed``."""
         self._pending: list[bytes] = []  # encoded, not yet written, in the protocol's order
         self._pending_size = 0
+        self.error: RemoteProtocolError | None = None
+        """The codec's last ``RemoteProtocolError`` (see ``Step.FAILED``)."""
+        self.must_close = False
+        """After ``Step.FAILED``: the error was fatal (or the codec finished), close now."""
 
     @property
     def pending(self) -> bool:
         """True while encoded bytes wait to be written."""
         return bool(self._pending)
 
-    def send(self, event: SendT, *, flush: bool) -> After:
+    def send(self, event: SendT, flush: bool) -> After:
         """Encode ``event`` and hold its bytes; say whether to write now, wait, or close.
 
         The codec raises ``LocalProtocolError`` (and nothing is held) if the protocol forbids the
@@ -134,15 +166,15 @@ class AdapterCore(Generic[SendT, EventT]):
         """
         if self.closed:
             raise ConnectionClosed("send on a closed connection")
-        data = self.conn.send(event)
+        data = self._encode(event)
         if data:
             self._pending.append(data)
             self._pending_size += len(data)
         if self.conn.finished:
-            return After.CLOSE
+            return CLOSE
         if flush or self._pending_size >= FLUSH_SIZE:
-            return After.WRITE
-        return After.HOLD
+            return WRITE
+        return HOLD
 
     def take(self) -> bytes:
         """Every held byte, in order, as one buffer (one write, one syscall); none held after."""
@@ -165,16 +197,20 @@ class AdapterCore(Generic[SendT, EventT]):
 
         End of stream, per the ``Connection`` protocol: after ``receive_data(b"")`` the complete
         events still come out, a partial frame raises ``RemoteProtocolError``, and then
-        ``NEED_DATA`` means the peer closed cleanly: ``Step.END``. A ``RemoteProtocolError``
-        propagates after ``failed`` queued its reply; the adapter then acts on ``failed``'s
-        answer before re-raising (see ``Driver.next_event``).
+        ``NEED_DATA`` means the peer closed cleanly (see ``need_data``). A
+        ``RemoteProtocolError`` becomes ``Step.FAILED`` (see ``failed``).
         """
-        event = self.conn.next_event()
-        if event is not NEED_DATA:
-            return event
+        try:
+            event = self.parse()
+        except RemoteProtocolError as error:
+            return self.failed(error)
+        return self.need_data() if event is NEED_DATA else event
+
+    def need_data(self) -> Step:
+        """The codec said ``NEED_DATA``: ``Step.END`` if the stream is over, else ``RECEIVE``."""
         if self.eof or self.closed or self.conn.finished:
-            return Step.END
-        return Step.RECEIVE
+            return END
+        return RECEIVE
 
     def received(self, data: bytes) -> None:
         """Pass bytes read from the transport to the codec; ``b""`` is the end of stream."""
@@ -182,8 +218,9 @@ class AdapterCore(Generic[SendT, EventT]):
             self.eof = True
         self.conn.receive_data(data)
 
-    def failed(self, error: RemoteProtocolError) -> bool:
-        """Hold the reply a server owes for ``error``; True if the transport must now close.
+    def failed(self, error: RemoteProtocolError) -> Step:
+        """The codec raised ``error``: hold the reply a server owes, keep the error, and decide
+        whether the transport must close now (``must_close``); ``Step.FAILED``.
 
         The reply goes after every reply still held: their order is the protocol's. A fatal
         error (or a codec that finished with that reply) closes, and the close writes the reply.
@@ -193,7 +230,9 @@ class AdapterCore(Generic[SendT, EventT]):
             if reply:
                 self._pending.append(reply)
                 self._pending_size += len(reply)
-        return error.fatal or self.conn.finished
+        self.error = error
+        self.must_close = error.fatal or self.conn.finished
+        return FAILED
 
     def begin_close(self) -> bytes | None:
         """Start the close: the bytes to write last, or ``None`` if a close already began."""
@@ -260,10 +299,15 @@ class Driver(ABC, Generic[SendT, EventT]):
         ``FLUSH_SIZE`` bytes are pending. A server answering a pipelined burst saves a system
         call per reply that way.
         """
-        after = self._core.send(event, flush=flush)
-        if after is After.WRITE:
+        after = self._core.send(event, flush)
+        if after is not HOLD:
+            await self._act(after)
+
+    async def _act(self, after: After) -> None:
+        """Write or close, as ``AdapterCore.send`` decided."""
+        if after is WRITE:
             await self._write(self._core.take())
-        elif after is After.CLOSE:
+        else:
             await self.aclose()
 
     async def flush(self) -> None:
@@ -278,27 +322,43 @@ class Driver(ABC, Generic[SendT, EventT]):
         ``reply`` is sent first, and a fatal error closes the transport. Cancelling the wait loses
         nothing: bytes already read stay with the codec, and the next call goes on from there.
         """
+        # The codec is asked directly (one call less per event than ``core.next_event``); only
+        # its two other answers go through the core's decisions and the slow path.
+        core = self._core
+        try:
+            event = core.parse()
+        except RemoteProtocolError as error:
+            return await self._wait(core.failed(error))
+        if event is NEED_DATA:
+            return await self._wait(core.need_data())
+        return event
+
+    async def _wait(self, step: Step) -> EventT:
+        """Act on ``step`` and ask the codec again, until it gives an event (the slow path of
+        ``next_event``, where the I/O is)."""
         core = self._core
         while True:
-            try:
-                step = core.next_event()
-            except RemoteProtocolError as error:
-                if core.failed(error):
+            if step is RECEIVE:
+                if core.pending:
+                    await self._write(core.take())  # the peer may wait for these first
+                core.received(await self._receive(self._receive_size))
+            elif step is END:
+                await self.aclose()
+                raise ConnectionClosed("the peer closed the connection")
+            else:
+                error = cast(RemoteProtocolError, core.error)  # Step.FAILED: the codec raised it
+                core.error = None
+                if core.must_close:
                     await self.aclose()
                 elif core.pending:
                     # The peer may be gone already: the error still reaches the caller.
                     with contextlib.suppress(*self._GONE):
                         await self._write(core.take())
-                raise
-            if step is Step.RECEIVE:
-                if core.pending:
-                    await self._write(core.take())  # the peer may wait for these first
-                core.received(await self._receive(self._receive_size))
-            elif step is Step.END:
-                await self.aclose()
-                raise ConnectionClosed("the peer closed the connection")
-            else:
-                return step
+                raise error
+            event = core.next_event()
+            if not isinstance(event, Step):
+                return event
+            step = event
 
     def __aiter__(self) -> AsyncIterator[EventT]:
         return self._events()

@@ -26,7 +26,14 @@ from typing import Generic, Self, TypeVar
 from s3p_codec._core.connection import Connection
 from s3p_codec._core.errors import RemoteProtocolError
 from s3p_codec.io import ConnectionClosed
-from s3p_codec.io._common import CLOSE_TIMEOUT, DEFAULT_RECEIVE_SIZE, Driver, run_blocking
+from s3p_codec.io._common import (
+    CLOSE_TIMEOUT,
+    DEFAULT_RECEIVE_SIZE,
+    HOLD,
+    Driver,
+    Step,
+    run_blocking,
+)
 
 __all__ = ["SyncConnection", "SyncServer", "connect", "serve"]
 
@@ -78,14 +85,14 @@ class _SocketDriver(Driver[SendT, EventT]):
         would tear the stream. Here the unsent tail is held again, first in line.
         """
         sock = self.socket
+        timeout = sock.gettimeout()
+        deadline = None if timeout is None else time.monotonic() + timeout
         sent = 0
         try:
             sent = sock.send(data)
             if sent == len(data):
                 return
             # Partial: go on within what is left of the time-out for the whole write.
-            timeout = sock.gettimeout()
-            deadline = None if timeout is None else time.monotonic() + timeout
             try:
                 with memoryview(data) as view:
                     while sent < len(data):
@@ -172,11 +179,16 @@ class SyncConnection(_Closing, Generic[SendT, EventT]):
         ``FLUSH_SIZE`` bytes are pending. A server answering a pipelined burst saves a system
         call per reply that way.
         """
-        run_blocking(self._driver.send(event, flush=flush))
+        # The driver's steps, run at once (run_blocking) only when there is I/O to do.
+        driver = self._driver
+        after = driver._core.send(event, flush)
+        if after is not HOLD:
+            run_blocking(driver._act(after))
 
     def flush(self) -> None:
         """Write every byte kept by ``send(..., flush=False)``."""
-        run_blocking(self._driver.flush())
+        if self._driver._core.pending:
+            run_blocking(self._driver.flush())
 
     def next_event(self) -> EventT:
         """Wait for the next event; raise ``ConnectionClosed`` at a clean end of stream.
@@ -185,7 +197,11 @@ class SyncConnection(_Closing, Generic[SendT, EventT]):
         ``reply`` is sent first, and a fatal error closes the transport. A read that times out
         loses nothing: the next call goes on from there.
         """
-        return run_blocking(self._driver.next_event())
+        driver = self._driver
+        event = driver._core.next_event()
+        if isinstance(event, Step):
+            return run_blocking(driver._wait(event))
+        return event
 
     def __iter__(self) -> Iterator[EventT]:
         """Every event until the peer closes cleanly."""
