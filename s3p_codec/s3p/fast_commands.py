@@ -29,14 +29,15 @@ import re
 from collections.abc import Callable
 
 from s3p_codec.s3p.events import Append, Request
-from s3p_codec.s3p.limits import MAX_OPTION_ELEMENTS, MAX_OPTION_SIZE, Limits
+from s3p_codec.s3p.limits import MAX_HEADER_LINE, MAX_OPTION_ELEMENTS, MAX_OPTION_SIZE, Limits
 from s3p_codec.s3p.schema import KNOWN_OPTIONS, build_request
 from s3p_codec.s3p.wire import Malformed
 
 __all__ = ["scan_command"]
 
-_LENGTH = rb"\$([1-9][0-9]{0,19})\r\n"
-"""A Bulk String header: no leading zero, and at most 20 digits like any header line."""
+_NUMBER = rb"([1-9][0-9]{0,%d})" % (MAX_HEADER_LINE - 2)
+"""A length or count: no leading zero, and no more digits than a header line may hold."""
+_LENGTH = rb"\$" + _NUMBER + rb"\r\n"
 
 _HEAD = re.compile(
     rb"\*(?:4\r\n\$6\r\n(?i:APPEND)\r\n" + _LENGTH
@@ -49,9 +50,9 @@ _NAMES = (b"", b"APPEND", b"READ", b"TRIM", b"CREATE", b"DELETE")
 _APPEND = 1
 
 _EMPTY_OPTIONS = b"*0\r\n"
-_FIRST_RECORD = re.compile(rb"\*([1-9][0-9]{0,19})\r\n" + _LENGTH).match
+_FIRST_RECORD = re.compile(rb"\*" + _NUMBER + rb"\r\n" + _LENGTH).match
 """The records array header and its first element's header."""
-_NO_OPTIONS_FIRST_RECORD = re.compile(rb"\*0\r\n\*([1-9][0-9]{0,19})\r\n" + _LENGTH).match
+_NO_OPTIONS_FIRST_RECORD = re.compile(rb"\*0\r\n\*" + _NUMBER + rb"\r\n" + _LENGTH).match
 _RECORD = re.compile(_LENGTH).match
 _OPTIONS = re.compile(rb"\*([1-9][0-9]?)\r\n").match
 _OPTION = re.compile(
