@@ -226,8 +226,19 @@ OUTCOMES: list[Outcome] = [parser_outcome, connection_outcome, observer_outcome]
 # --- the properties ---------------------------------------------------------------------------
 
 
+@given(st.lists(requests, min_size=1, max_size=6), st.data())
+def test_valid_pipelines_give_the_requests_sent_on_both_paths_in_any_chunking(
+    asked: list[s3p.Request], data: st.DataObject
+) -> None:
+    stream = b"".join(map(_encoded, asked))
+    chunks = data.draw(chunked(stream))
+    for fast in (True, False):
+        outcome = connection_outcome(chunks, s3p.Limits(), fast)
+        assert outcome == [*asked, (s3p.ConnectionState.CLOSED, len(asked), False)]
+
+
 @given(pipelines, limits_st, st.data())
-def test_valid_pipelines_decode_the_same_on_both_paths_in_any_chunking(
+def test_pipelines_in_every_legal_form_decode_the_same_on_both_paths_in_any_chunking(
     stream: bytes, limits: s3p.Limits, data: st.DataObject
 ) -> None:
     chunks = data.draw(chunked(stream))
