@@ -12,16 +12,24 @@ Reported: ``SessionRequest``; ``SessionResponse`` for a 200 with ``s2s/proto``, 
 ``AppendAck`` / ``ReadBatch`` / ``Heartbeat`` / ``ReconnectAdvised``; a terminal frame is reported
 as a ``Terminal`` event (a capture shows it; it is not a decoding failure).
 
-Offsets: HTTP/1.1 chunk framing sits between TCP bytes and frames, so an event's ``start`` and
-``end`` are the bounds of the data passed to the ``observe`` call that completed it (what the
-capture layer maps to packets), not of the frame alone.
+Offsets are exact positions in the direction's byte stream, whatever the chunking of the
+``observe`` calls. h11 reports no positions, so they are measured: the first byte h11 has not
+consumed sits at ``bytes fed - len(trailing_data[0])``, read once per h11 event. A
+``SessionRequest``/``SessionResponse`` spans its message head, an ``ErrorResponse`` its whole
+message. Chunked transfer encoding puts framing bytes between the TCP bytes and the frames, so
+each h11 ``Data`` event is located on the wire (its bytes are the last ones consumed) and an
+S2S frame's body positions (``ReceiveBuffer.position``) are mapped through those pieces: a frame
+spans exactly its own bytes, chunk framing around it belongs to no event. A
+``ReconnectAdvised`` is a flag of the frame before it and reports that frame's range.
 
-A broken stream yields ``ObservedError``; S2S has no resynchronisation point inside an HTTP body,
-so that direction is abandoned (``resynchronized=False``), as it is after a gap.
+A broken stream yields ``ObservedError`` (at the broken frame, or where h11 stopped); S2S has no
+resynchronisation point inside an HTTP body, so that direction is abandoned
+(``resynchronized=False``), as it is after a gap.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 
 import h11
@@ -55,6 +63,42 @@ _MAX_ERROR_BODY = 64 * 1024
 _CHUNKED = [(b"transfer-encoding", b"chunked")]
 
 
+class _BodyMap:
+    """Where the bytes of one HTTP body sit in the direction's stream.
+
+    One entry per h11 ``Data`` event, ``(body position, stream offset, size)``; entries behind
+    the last frame reported are dropped, so lookups cost amortised constant time.
+    """
+
+    __slots__ = ("_origin", "_pieces", "_size")
+
+    def __init__(self, origin: int) -> None:
+        self._origin = origin  # where the body begins: the end of its message head
+        self._pieces: deque[tuple[int, int, int]] = deque()
+        self._size = 0
+
+    def add(self, wire_start: int, size: int) -> None:
+        self._pieces.append((self._size, wire_start, size))
+        self._size += size
+
+    def start(self, position: int) -> int:
+        """Stream offset of the body byte at ``position`` (dropping pieces before it)."""
+        pieces = self._pieces
+        while len(pieces) > 1 and pieces[0][0] + pieces[0][2] <= position:
+            pieces.popleft()
+        if not pieces:
+            return self._origin
+        body, wire, _ = pieces[0]
+        return wire + position - body
+
+    def end(self, position: int) -> int:
+        """Stream offset just after the body byte before ``position``."""
+        for body, wire, size in self._pieces:
+            if position <= body + size:
+                return wire + position - body
+        return self._origin
+
+
 class Observer:
     """Decodes both directions of one captured HTTP/1.1 connection that carries S2S sessions."""
 
@@ -62,26 +106,27 @@ class Observer:
         self._c2s = h11.Connection(h11.SERVER)  # parses what the client sent
         self._s2c = h11.Connection(h11.CLIENT)  # parses what the server sent
         self._offset = {Direction.CLIENT_TO_SERVER: 0, Direction.SERVER_TO_CLIENT: 0}
+        # Stream offset where the message being parsed began (the end of the previous one).
+        self._message_start = {Direction.CLIENT_TO_SERVER: 0, Direction.SERVER_TO_CLIENT: 0}
         self._dead: set[Direction] = set()
         self._next_pair = 0
         self._pair: int | None = None  # pair id of the current exchange, if it is a session
         self._request: SessionRequest | None = None
         self._bodies: dict[Direction, Connection] = {}
+        self._maps: dict[Direction, _BodyMap] = {}
+        self._last_frame: dict[Direction, tuple[int, int]] = {}
+        self._failure_start: dict[Direction, int] = {}
         self._error_status: int | None = None
         self._error_body = bytearray()
-        self._span = (0, 0)
 
     # -- Observer protocol -----------------------------------------------------------------------
 
     def observe(self, direction: Direction, data: bytes) -> Sequence[_Output]:
-        start = self._offset[direction]
         self._offset[direction] += len(data)
         if direction in self._dead or not data:
             return []
-        self._span = (start, start + len(data))
-        machine = self._c2s if direction is Direction.CLIENT_TO_SERVER else self._s2c
         try:
-            machine.receive_data(data)
+            self._machine(direction).receive_data(data)
         except RuntimeError:  # data after the connection was closed
             return []
         return self._drain()
@@ -96,15 +141,20 @@ class Observer:
     def close(self, direction: Direction) -> Sequence[_Output]:
         if direction in self._dead:
             return []
-        self._span = (self._offset[direction], self._offset[direction])
-        machine = self._c2s if direction is Direction.CLIENT_TO_SERVER else self._s2c
         try:
-            machine.receive_data(b"")
+            self._machine(direction).receive_data(b"")
         except RuntimeError:
             return []
         return self._drain()
 
     # -- internals -------------------------------------------------------------------------------
+
+    def _machine(self, direction: Direction) -> h11.Connection:
+        return self._c2s if direction is Direction.CLIENT_TO_SERVER else self._s2c
+
+    def _consumed(self, direction: Direction) -> int:
+        """Stream offset of the first byte h11 has not consumed (one copy of its buffer)."""
+        return self._offset[direction] - len(self._machine(direction).trailing_data[0])
 
     def _drain(self) -> list[_Output]:
         out: list[_Output] = []
@@ -128,6 +178,7 @@ class Observer:
                 self._pair = None
                 self._request = None
                 self._bodies.clear()
+                self._maps.clear()
                 progress = True
         return out
 
@@ -139,26 +190,52 @@ class Observer:
 
     def _fail(self, direction: Direction, error: RemoteProtocolError, out: list[_Output]) -> None:
         self._dead.add(direction)
-        out.append(ObservedError(direction, error, self._span[0], resynchronized=False))
+        start = self._failure_start.pop(direction, None)
+        if start is None:
+            start = self._consumed(direction)  # h11 stopped at its first unconsumed byte
+        out.append(ObservedError(direction, error, start, resynchronized=False))
 
-    def _emit(self, direction: Direction, event: ObserverEvent, out: list[_Output]) -> None:
-        out.append(Observed(direction, event, self._span[0], self._span[1], self._pair))
+    def _emit(
+        self, direction: Direction, event: ObserverEvent, start: int, end: int, out: list[_Output]
+    ) -> None:
+        out.append(Observed(direction, event, start, end, self._pair))
 
     def _body_events(self, direction: Direction, out: list[_Output]) -> bool:
         body = self._bodies.get(direction)
         if body is None:
             return False
         found = False
+        places = self._maps[direction]
         while True:
+            before = body._buffer.position
+            self._failure_start[direction] = places.start(before)
             try:
                 event = body.next_event()
             except SessionTerminated as ended:
-                self._emit(direction, ended.terminal, out)
+                self._frame(direction, ended.terminal, before, body._buffer.position, out)
+                del self._failure_start[direction]
                 return True
             if event is NEED_DATA:
+                del self._failure_start[direction]
                 return found
-            self._emit(direction, event, out)
+            self._frame(direction, event, before, body._buffer.position, out)
             found = True
+
+    def _frame(
+        self,
+        direction: Direction,
+        event: ObserverEvent,
+        before: int,
+        after: int,
+        out: list[_Output],
+    ) -> None:
+        if after == before:  # ``ReconnectAdvised``: a flag of the frame just reported
+            start, end = self._last_frame[direction]
+        else:
+            places = self._maps[direction]
+            start, end = places.start(before), places.end(after)
+            self._last_frame[direction] = (start, end)
+        self._emit(direction, event, start, end, out)
 
     def _step(self, direction: Direction, out: list[_Output]) -> bool:
         """Handle one h11 event of ``direction``; True if anything happened."""
@@ -172,17 +249,21 @@ class Observer:
             item = self._s2c.next_event()
         if item is h11.NEED_DATA or item is h11.PAUSED:
             return False
+        if isinstance(item, h11.ConnectionClosed):
+            return False
+        consumed = self._consumed(direction)
         if isinstance(item, h11.Request):
-            self._on_request(item, out)
+            self._on_request(item, consumed, out)
         elif isinstance(item, h11.Response):
-            self._on_response(item, out)
+            self._on_response(item, consumed, out)
         elif isinstance(item, h11.Data):
-            self._on_data(direction, bytes(item.data))
+            self._on_data(direction, bytes(item.data), consumed)
         elif isinstance(item, h11.EndOfMessage):
-            self._on_end(direction, out)
-        return not isinstance(item, h11.ConnectionClosed)
+            self._on_end(direction, consumed, out)
+        return True
 
-    def _on_request(self, item: h11.Request, out: list[_Output]) -> None:
+    def _on_request(self, item: h11.Request, consumed: int, out: list[_Output]) -> None:
+        direction = Direction.CLIENT_TO_SERVER
         # Keep the response parser in step: it must know a request (and its method) was sent.
         self._s2c.send(h11.Request(method=item.method, target=item.target, headers=[
             (b"host", b"capture"), *_CHUNKED,
@@ -194,10 +275,12 @@ class Observer:
         self._pair = self._next_pair
         self._next_pair += 1
         self._request = request
-        self._bodies[Direction.CLIENT_TO_SERVER] = Connection(Role.SERVER, request.session)
-        self._emit(Direction.CLIENT_TO_SERVER, request, out)
+        self._bodies[direction] = Connection(Role.SERVER, request.session)
+        self._maps[direction] = _BodyMap(consumed)
+        self._emit(direction, request, self._message_start[direction], consumed, out)
 
-    def _on_response(self, item: h11.Response, out: list[_Output]) -> None:
+    def _on_response(self, item: h11.Response, consumed: int, out: list[_Output]) -> None:
+        direction = Direction.SERVER_TO_CLIENT
         self._c2s.send(h11.Response(status_code=item.status_code, headers=_CHUNKED))
         self._error_status = None
         if self._request is None:
@@ -206,21 +289,29 @@ class Observer:
             self._error_status = item.status_code
             self._error_body.clear()
             return
+        self._failure_start[direction] = self._message_start[direction]
         response = check_response(item.status_code, item.headers)
+        del self._failure_start[direction]
         reader = Connection(Role.CLIENT, self._request.session)
         reader._observe_only()
-        self._bodies[Direction.SERVER_TO_CLIENT] = reader
-        self._emit(Direction.SERVER_TO_CLIENT, response, out)
+        self._bodies[direction] = reader
+        self._maps[direction] = _BodyMap(consumed)
+        self._emit(direction, response, self._message_start[direction], consumed, out)
 
-    def _on_data(self, direction: Direction, data: bytes) -> None:
+    def _on_data(self, direction: Direction, data: bytes, consumed: int) -> None:
         if direction is Direction.SERVER_TO_CLIENT and self._error_status is not None:
             self._error_body += data[: _MAX_ERROR_BODY - len(self._error_body)]
             return
         body = self._bodies.get(direction)
         if body is not None and body.state is State.OPEN:
+            # h11 hands out a Data event's bytes as the last ones it consumed (after any chunk
+            # header or chunk-ending CRLF), so they sit just before ``consumed``.
+            self._maps[direction].add(consumed - len(data), len(data))
             body.receive_data(data)
 
-    def _on_end(self, direction: Direction, out: list[_Output]) -> None:
+    def _on_end(self, direction: Direction, consumed: int, out: list[_Output]) -> None:
+        start = self._message_start[direction]
+        self._message_start[direction] = consumed
         if direction is Direction.CLIENT_TO_SERVER:
             self._s2c.send(h11.EndOfMessage())
         else:
@@ -233,6 +324,8 @@ class Observer:
                     self._emit(
                         direction,
                         ErrorResponse(terminal.status, terminal.code, terminal.message),
+                        start,
+                        consumed,
                         out,
                     )
                 self._error_status = None

@@ -143,11 +143,16 @@ def test_gap_abandons_the_direction() -> None:
     assert observer.gap(C2S, 5) == []
 
 
-def test_offsets_cover_the_data_that_completed_each_event() -> None:
+def test_offsets_do_not_depend_on_the_observe_calls() -> None:
     c2s, _, _ = _append_conversation(Compression.NONE)
+    whole = s2s.Observer().observe(C2S, c2s)
     observer = s2s.Observer()
-    outputs = [*observer.observe(C2S, c2s[:10]), *observer.observe(C2S, c2s[10:])]
-    assert all(o.start == 10 and o.end == len(c2s) for o in outputs if isinstance(o, Observed))
+    split = [*observer.observe(C2S, c2s[:10]), *observer.observe(C2S, c2s[10:])]
+    assert split == whole
+    head_end = c2s.index(b"\r\n\r\n") + 4
+    first = whole[0]
+    assert isinstance(first, Observed)
+    assert (first.start, first.end) == (0, head_end)
 
 
 @given(data=st.binary(max_size=300), direction=st.sampled_from([C2S, S2C]))
