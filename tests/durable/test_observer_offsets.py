@@ -186,3 +186,27 @@ def test_offsets_are_the_same_under_any_chunking_and_never_overlap(
         assert all(start < end for start, end in ranges)
         assert all(a[1] <= b[0] for a, b in itertools.pairwise(ranges))
     assert _ranges(outputs, S2C)[-1][1] == len(s2c)
+
+
+def test_the_end_of_a_close_delimited_sse_body_is_an_empty_range_at_its_end() -> None:
+    observer = durable.Observer()
+    observer.observe(C2S, SSE_READ)
+    head = b"HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+    event = b"event: data\ndata: x\n\n"
+    first = _observed(observer.observe(S2C, head + event), S2C)
+    assert [(o.start, o.end) for o in first] == [(0, len(head)), (len(head), len(head + event))]
+    (end,) = _observed(observer.close(S2C), S2C)
+    assert end.event == durable.SSEEnd()
+    assert (end.start, end.end) == (len(head + event), len(head + event))
+
+
+def test_a_broken_sse_event_is_reported_where_it_starts() -> None:
+    observer = durable.Observer()
+    observer.observe(C2S, SSE_READ)
+    good = b"event: data\ndata: x\n\n"
+    body, where = _chunked(good + b"event: data\ndata: \xff\n\n", [len(good) + 3])
+    outputs = observer.observe(S2C, SSE_HEAD + body)
+    error = outputs[-1]
+    assert isinstance(error, ObservedError)
+    assert error.error.code == "sse"
+    assert error.start == len(SSE_HEAD) + where[len(good)]
