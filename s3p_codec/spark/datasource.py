@@ -45,7 +45,7 @@ from s3p_codec.capture import (
     read_segments,
 )
 from s3p_codec.spark.flows import capture_error_row, parse_options, rows_to_batch, spark_ddl
-from s3p_codec.spark.segments import SEGMENT_SCHEMA, file_segments
+from s3p_codec.spark.segments import file_segments, segment_ddl
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -139,9 +139,7 @@ class SegmentsDataSource(DataSource):
         return SEGMENTS_FORMAT
 
     def schema(self) -> str:
-        types = {pa.string(): "string", pa.int32(): "int", pa.int64(): "bigint"}
-        types |= {pa.float64(): "double", pa.binary(): "binary"}
-        return ", ".join(f"`{f.name}` {types[f.type]}" for f in SEGMENT_SCHEMA)
+        return segment_ddl()
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return _SegmentsReader(self.options)

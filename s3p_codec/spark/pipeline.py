@@ -23,6 +23,7 @@ driver.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,14 +32,21 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 
 from s3p_codec.capture import format_summary
-from s3p_codec.spark.datasource import SEGMENTS_FORMAT
+from s3p_codec.spark.datasource import SEGMENTS_FORMAT, expand_paths
 from s3p_codec.spark.flows import decode_sorted, spark_ddl
-from s3p_codec.spark.segments import FLOW_COLUMNS
+from s3p_codec.spark.segments import FLOW_COLUMNS, file_segments, segment_ddl
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-__all__ = ["decode", "format_summary", "read_segments", "summarize"]
+__all__ = [
+    "PARTITIONS_PER_CORE",
+    "decode",
+    "format_summary",
+    "read_segments",
+    "shuffle_partitions",
+    "summarize",
+]
 
 
 def read_segments(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
@@ -46,22 +54,61 @@ def read_segments(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     return spark.read.format(SEGMENTS_FORMAT).option("paths", json.dumps(list(paths))).load()
 
 
+PARTITIONS_PER_CORE = 4
+"""Shuffle partitions per core: flows differ in size by orders of magnitude, so a few
+partitions per core let a core that drew small flows take another partition instead of idling
+while one large partition finishes."""
+
+
+def _files_in_tasks(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+    """Stage one as ``decode`` runs it: one task per file, reading it with ``file_segments``.
+
+    The same rows as ``read_segments``, but planned without the Python Data Source's
+    driver-side round trips (each starts a Python process to plan the read): the file list is
+    expanded here, once, and each task maps its file numbers to segment batches.
+    """
+    names = expand_paths(paths)
+    files = [(os.path.abspath(name), name) for name in names]
+
+    def read_files(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                path, name = files[index]
+                yield from file_segments(path, index, name)
+
+    tasks = max(1, len(files))
+    return spark.range(len(files), numPartitions=tasks).mapInArrow(read_files, segment_ddl())
+
+
+def shuffle_partitions(spark: SparkSession) -> int:
+    """How many flow partitions ``decode`` shuffles into: ``spark.sql.shuffle.partitions``,
+    but at least ``PARTITIONS_PER_CORE`` per core, so that every core stays busy."""
+    configured = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
+    cores = spark.sparkContext.defaultParallelism
+    return max(configured, PARTITIONS_PER_CORE * cores)
+
+
 def decode(
     spark: SparkSession, paths: Sequence[str], decode_as: Mapping[int, str] | None = None
 ) -> DataFrame:
-    """Decoded events of the capture files (or globs) ``paths``, as a lazy DataFrame."""
-    segments = read_segments(spark, paths)
+    """Decoded events of the capture files (or globs) ``paths``, as a lazy DataFrame.
+
+    Every heavy step runs in parallel: one task per file reads segments, the shuffle spreads
+    flows by a hash of their key over ``shuffle_partitions`` partitions, each partition is
+    sorted on its own (``sortWithinPartitions``, never a global sort) and decoded by one Python
+    call (``mapInArrow``).
+    """
     ports = dict(decode_as or {})
 
     def decode_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return decode_sorted(batches, ports)
 
-    partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
     with warnings.catch_warnings():
         # pyspark warns that pandas 3 is "not yet fully supported"; no pandas is involved here.
         warnings.filterwarnings("ignore", message=".*not yet fully support pandas.*")
+        segments = _files_in_tasks(spark, paths)
         return (
-            segments.repartition(partitions, *FLOW_COLUMNS)
+            segments.repartition(shuffle_partitions(spark), *FLOW_COLUMNS)
             .sortWithinPartitions(*FLOW_COLUMNS, "file_index", "number")
             .mapInArrow(decode_partition, spark_ddl())
         )

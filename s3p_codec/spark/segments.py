@@ -26,6 +26,7 @@ __all__ = [
     "SEGMENT_SCHEMA",
     "SEGMENT_FIELDS",
     "file_segments",
+    "segment_ddl",
 ]
 
 FLOW_COLUMNS = ("flow_a_addr", "flow_a_port", "flow_b_addr", "flow_b_port")
@@ -65,6 +66,15 @@ SEGMENT_FIELDS = (
     "file", "file_index", "number", "ts", "src", "sport", "dst", "dport", "seq", "ack", "flags",
     "payload", "length",
 )  # fmt: skip
+
+
+_DDL_TYPES = {pa.string(): "string", pa.int32(): "int", pa.int64(): "bigint",
+              pa.float64(): "double", pa.binary(): "binary"}  # fmt: skip
+
+
+def segment_ddl() -> str:
+    """``SEGMENT_SCHEMA`` as a Spark DDL string."""
+    return ", ".join(f"`{f.name}` {_DDL_TYPES[f.type]}" for f in SEGMENT_SCHEMA)
 
 
 def _batch(columns: list[list[Any]]) -> pa.RecordBatch:
