@@ -175,6 +175,72 @@ def _cpu_seconds() -> float:
     return sum(times.get(pid, 0.0) for pid in mine)
 
 
+def _machine_busy_seconds() -> float:
+    """CPU seconds every process on the machine has used since boot (``/proc/stat``)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+class Meter:
+    """Wall time, CPU of this process tree, and CPU of everything else on the machine.
+
+    The third figure shows contention: a niced process in another session still takes a full
+    core from a parallel run (the kernel's autogroup scheduling shares CPU between sessions
+    first, so ``nice`` only ranks processes within one session).
+    """
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self.cpu = _cpu_seconds()
+        self.busy = _machine_busy_seconds()
+
+    def stop(self) -> tuple[float, float, float]:
+        elapsed = time.perf_counter() - self.start
+        cpu = _cpu_seconds() - self.cpu
+        other = max(0.0, _machine_busy_seconds() - self.busy - cpu)
+        return elapsed, cpu, other
+
+
+_TIMED = "spark-bench-timed"
+
+
+def _stage_report(log_dir: str) -> list[str]:
+    """Per Spark stage of the timed job: tasks, wall span, task seconds (from the event log)."""
+    stages: dict[int, list[tuple[int, int]]] = {}
+    names: dict[int, str] = {}
+    timed: set[int] = set()
+    for path in glob.glob(os.path.join(log_dir, "**", "*"), recursive=True):
+        if not os.path.isfile(path) or "appstatus" in path:
+            continue
+        with open(path) as f:
+            for line in f:
+                event = json.loads(line)
+                if event["Event"] == "SparkListenerJobStart":
+                    if event.get("Properties", {}).get("spark.jobGroup.id") == _TIMED:
+                        timed.update(event["Stage IDs"])
+                elif event["Event"] == "SparkListenerTaskEnd":
+                    info = event["Task Info"]
+                    span = (info["Launch Time"], info["Finish Time"])
+                    stages.setdefault(event["Stage ID"], []).append(span)
+                elif event["Event"] == "SparkListenerStageSubmitted":
+                    info = event["Stage Info"]
+                    names[info["Stage ID"]] = info["Stage Name"].split(" at ")[0]
+    lines = []
+    for stage, spans in sorted(stages.items()):
+        if stage not in timed:
+            continue
+        wall = (max(e for _, e in spans) - min(s for s, _ in spans)) / 1000
+        busy = sum(e - s for s, e in spans) / 1000
+        longest = max(e - s for s, e in spans) / 1000
+        lines.append(
+            f"  stage {stage:>3} {names.get(stage, ''):<10} {len(spans):>4} tasks "
+            f"{wall:6.1f} s wall {busy:7.1f} task-s (longest task {longest:.1f} s)"
+        )
+    return lines
+
+
 def _maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -190,31 +256,43 @@ def _worker_peak_mb(spark: Any) -> float:
 
     sc = spark.sparkContext
     peaks = sc.parallelize(range(64), 64).mapPartitions(probe).collect()
-    return max(peak for _, peak in peaks)
+    return float(max(peak for _, peak in peaks))
 
 
 def _run_spark(
-    master: str, files: list[str], datasource: bool = False
-) -> tuple[float, float, Any, float]:
+    master: str, files: list[str], datasource: bool = False, stages: bool = False
+) -> tuple[tuple[float, float, float], Any, float, list[str]]:
     from s3p_codec.spark import decode, spark_session, summarize
 
-    spark = spark_session(master, "spark-bench")
+    log_dir = tempfile.mkdtemp(prefix="spark-bench-events-") if stages else None
+    extra = {}
+    if log_dir is not None:
+        extra = {
+            "spark.eventLog.enabled": "true",
+            "spark.eventLog.dir": Path(log_dir).as_uri(),
+            "spark.eventLog.compress": "false",
+        }
+    spark = spark_session(master, "spark-bench", extra_conf=extra)
     try:
         # Warm up: start the Python workers once, as a long-running cluster would have.
         spark.sparkContext.parallelize(range(8), 8).count()
-        start = time.perf_counter()
-        cpu = _cpu_seconds()
+        spark.sparkContext.setJobGroup(_TIMED, "the timed decode and summary")
+        meter = Meter()
         if datasource:
             events = spark.read.format("s3p_codec").option("paths", json.dumps(files)).load()
         else:
             events = decode(spark, files)
         table = summarize(events)
-        elapsed = time.perf_counter() - start
-        cpu = _cpu_seconds() - cpu
+        measured = meter.stop()
+        spark.sparkContext.setJobGroup("spark-bench-probe", "worker memory probe")
         peak = _worker_peak_mb(spark)
     finally:
         spark.stop()
-    return elapsed, cpu, table, peak
+    report: list[str] = []
+    if log_dir is not None:
+        report = _stage_report(log_dir)
+        shutil.rmtree(log_dir, ignore_errors=True)
+    return measured, table, peak, report
 
 
 def main() -> int:
@@ -225,6 +303,9 @@ def main() -> int:
     parser.add_argument("--templates", nargs="*", default=[str(ROOT / "examples/captures/*")])
     parser.add_argument("--datasource", action="store_true", help='also time format("s3p_codec")')
     parser.add_argument("--keep", metavar="DIR", help="write the captures here and keep them")
+    parser.add_argument(
+        "--stages", action="store_true", help="print tasks and times per Spark stage (event log)"
+    )
     args = parser.parse_args()
 
     templates = load_templates(args.templates)
@@ -245,23 +326,25 @@ def main() -> int:
             file=sys.stderr,
         )
 
-        start = time.perf_counter()
-        cpu = _cpu_seconds()
+        meter = Meter()
         expected = capture.summarize(capture.decode_files(files))
-        single = time.perf_counter() - start
-        single_cpu = _cpu_seconds() - cpu
+        single, single_cpu, single_other = meter.stop()
         single_rss = _maxrss_mb()
-        results = [("single process", single, single_cpu, single_rss)]
+        results = [("single process", single, single_cpu, single_other, single_rss)]
+        stage_reports: list[tuple[str, list[str]]] = []
         runs = [("spark local[1]", "local[1]", False), ("spark local[2]", "local[2]", False)]
         if args.datasource:
             runs.append(('format("s3p_codec") local[2]', "local[2]", True))
         for label, master, datasource in runs:
-            elapsed, cpu, table, peak = _run_spark(master, files, datasource)
+            (elapsed, cpu, other), table, peak, report = _run_spark(
+                master, files, datasource, args.stages
+            )
+            stage_reports.append((label, report))
             if table != expected:
                 print(f"{label}: summary differs from the single-process one", file=sys.stderr)
                 print(json.dumps([table, expected], indent=1, default=str), file=sys.stderr)
                 return 1
-            results.append((label, elapsed, cpu, peak))
+            results.append((label, elapsed, cpu, other, peak))
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
@@ -273,20 +356,27 @@ def main() -> int:
     print(f"input: {size / MiB:.0f} MiB in {len(files)} files; "
           f"largest conversation {largest / MiB:.2f} MiB")  # fmt: skip
     print(f"{'run':<30} {'seconds':>8} {'MB/s':>7} {'vs single':>9} {'vs local[1]':>11} "
-          f"{'CPU s':>7} {'peak RSS MiB':>13}")  # fmt: skip
+          f"{'CPU s':>7} {'other CPU s':>11} {'peak RSS MiB':>13}")  # fmt: skip
     base = results[1][1] if len(results) > 1 else results[0][1]
-    for label, elapsed, cpu, rss in results:
+    for label, elapsed, cpu, other, rss in results:
         print(
             f"{label:<30} {elapsed:8.1f} {size / 1e6 / elapsed:7.2f} {single / elapsed:8.2f}x "
-            f"{base / elapsed:10.2f}x {cpu:7.1f} {rss:13.0f}"
+            f"{base / elapsed:10.2f}x {cpu:7.1f} {other:11.1f} {rss:13.0f}"
         )
     print("(CPU s: this process and all its descendants, the JVM and Python workers included)")
+    print("(other CPU s: what every other process on the machine used meanwhile; a parallel run "
+          "only gets the cores left over)")  # fmt: skip
     print("(peak RSS: this process for the single-process run, the largest Spark Python worker "
           "otherwise)")  # fmt: skip
     load = os.getloadavg()
     loads = " / ".join(f"{x:.1f}" for x in load)
     print(f"{os.cpu_count()} CPUs; load average at the end {loads} (1/5/15 min); other work "
           "on the machine slows the parallel runs most")  # fmt: skip
+    for label, report in stage_reports:
+        if report:
+            print(f"{label}: Spark stages of the timed job")
+            for line in report:
+                print(line)
     return 0
 
 
