@@ -7,10 +7,11 @@
     events.write.parquet("events.parquet")
     for line in format_summary(summarize(events)): print(line)
 
-1. ``format("s3p_codec_segments")`` reads every capture file in its own task (rotated sets in
-   parallel) and emits its TCP segments with their flow key;
-2. Spark shuffles the segments by flow key, so one connection's segments meet in one task,
-   whichever files they came from, and sorts them by (flow key, file index, packet number);
+1. every capture file is read in its own task (rotated sets in parallel) into its TCP segments
+   with their flow key (the rows of ``format("s3p_codec_segments")``);
+2. Spark shuffles the segments by a hash of the flow key into several partitions per core, so
+   one connection's segments meet in one task, whichever files they came from, and sorts each
+   partition on its own by (flow key, file index, packet number);
 3. each flow goes through ``capture.decode_flow``, the single-process decoder's own code, one
    flow at a time (``flows.decode_sorted``, one Python call per partition).
 
