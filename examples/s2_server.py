@@ -2,8 +2,8 @@
 
 ::
 
-    python -m examples.s2s_server --port 8080              # HTTP/2 (cleartext) and HTTP/1.1
-    python -m examples.s2s_server --port 0 --heartbeat 1    # tests: OS-chosen port, fast beats
+    python -m examples.s2_server --port 8080              # HTTP/2 (cleartext) and HTTP/1.1
+    python -m examples.s2_server --port 0 --heartbeat 1    # tests: OS-chosen port, fast beats
 
 Point the official Python SDK at it with direct endpoints (no TLS, the basin goes in the
 ``s2-basin`` header)::
@@ -67,7 +67,7 @@ from s3p_codec.s2s import proto
 
 __all__ = ["Basin", "Server", "Store", "Stream", "main", "serve"]
 
-log = logging.getLogger("s2s_server")
+log = logging.getLogger("s2_server")
 
 H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 PROTOBUF = b"application/x-protobuf"

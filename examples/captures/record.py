@@ -132,7 +132,7 @@ PROTOCOLS: dict[str, dict[str, object]] = {
     },
     "s2s": {
         "port": 8080,
-        "server": ["examples.s2s_server", "--port", "8080", "--heartbeat", "1"],
+        "server": ["examples.s2_server", "--port", "8080", "--heartbeat", "1"],
         "steps": [_s2s_client],
     },
 }

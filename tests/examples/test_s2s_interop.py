@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from examples.s2s_server import Store, serve
+from examples.s2_server import Store, serve
 from s3p_codec import Role, s2s
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.asyncio import AsyncioConnection, connect

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from examples.s2s_server import Store, serve
+from examples.s2_server import Store, serve
 from s3p_codec import Role, s2s
 
 pytestmark = [pytest.mark.network, pytest.mark.timeout(60)]
@@ -121,7 +121,7 @@ def test_the_command_line_starts_a_server_on_an_os_chosen_port(tmp_path: Path) -
     log = tmp_path / "server.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "examples.s2s_server", "--port", "0", "--heartbeat", "0.2"],
+            [sys.executable, "-m", "examples.s2_server", "--port", "0", "--heartbeat", "0.2"],
             cwd=ROOT,
             stdout=sink,
             stderr=sink,

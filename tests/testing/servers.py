@@ -21,7 +21,7 @@ EXAMPLES = {
     "s3p": ["examples.s3p_server"],
     "rustlog": ["examples.rustlog_broker"],
     "pravega": ["examples.pravega_segment_store", "--tail-wait", "0.2"],
-    "s2s": ["examples.s2s_server", "--heartbeat", "1"],
+    "s2s": ["examples.s2_server", "--heartbeat", "1"],
     "durable": ["examples.durable_server", "--long-poll-timeout", "0.5"],
 }
 
