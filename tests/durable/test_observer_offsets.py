@@ -9,8 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s3p_codec import Direction, durable
-from s3p_codec._core.observe import Observed, ObservedError
+from s3p_codec._core.observe import ObservedError
 from tests.durable.test_observer import OFFSET, conversation
+from tests.observer_support import chunked as _chunked
+from tests.observer_support import observed as _observed
 
 C2S, S2C = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
 SSE_READ = b"GET /s?offset=-1&live=sse HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -21,10 +23,6 @@ SSE_EVENTS = (durable.SSEStart, durable.SSEData, durable.SSEControl, durable.SSE
 CONTROL = b'{"streamNextOffset":"' + OFFSET.encode() + b'","streamCursor":"1"}'
 
 
-def _observed(outputs: Sequence[object], direction: Direction) -> list[Observed[object]]:
-    return [o for o in outputs if isinstance(o, Observed) and o.direction is direction]
-
-
 def _ranges(outputs: Sequence[object], direction: Direction) -> list[tuple[int, int]]:
     return [(o.start, o.end) for o in _observed(outputs, direction)]
 
@@ -32,24 +30,6 @@ def _ranges(outputs: Sequence[object], direction: Direction) -> list[tuple[int, 
 def _bounds(messages: Sequence[bytes]) -> list[tuple[int, int]]:
     ends = list(itertools.accumulate(len(m) for m in messages))
     return list(zip([0, *ends], ends, strict=False))
-
-
-def _chunked(body: bytes, sizes: Sequence[int]) -> tuple[bytes, list[int]]:
-    """``body`` in chunks of ``sizes`` (the rest in one last chunk), and where each body byte
-    lands in the result."""
-    out = bytearray()
-    where: list[int] = []
-    at = 0
-    for size in [*sizes, len(body)]:
-        piece = body[at : at + size]
-        if not piece:
-            continue
-        out += f"{len(piece):x}\r\n".encode()
-        where.extend(range(len(out), len(out) + len(piece)))
-        out += piece + b"\r\n"
-        at += len(piece)
-    out += b"0\r\n\r\n"
-    return bytes(out), where
 
 
 def test_pipelined_requests_in_one_chunk_span_exactly_their_messages() -> None:

@@ -9,7 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s3p_codec import Direction, Role, s2s
-from s3p_codec._core import Observed, ObservedError
+from s3p_codec._core import ObservedError
+from tests.observer_support import chunked as _chunked
+from tests.observer_support import observed as _observed
 
 C2S, S2C = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
 POS = s2s.StreamPosition
@@ -26,28 +28,6 @@ INPUTS = [
 def _frames(role: Role, session: s2s.Session, events: Sequence[s2s.Event]) -> list[bytes]:
     writer = s2s.Connection(role, session)
     return [writer.send(event) for event in events]
-
-
-def _chunked(body: bytes, sizes: Sequence[int]) -> tuple[bytes, list[int]]:
-    """``body`` in chunks of ``sizes`` (the rest in one last chunk), and where each body byte
-    lands in the result."""
-    out = bytearray()
-    where: list[int] = []
-    at = 0
-    for size in [*sizes, len(body)]:
-        piece = body[at : at + size]
-        if not piece:
-            continue
-        out += f"{len(piece):x}\r\n".encode()
-        where.extend(range(len(out), len(out) + len(piece)))
-        out += piece + b"\r\n"
-        at += len(piece)
-    out += b"0\r\n\r\n"
-    return bytes(out), where
-
-
-def _observed(outputs: Sequence[object], direction: Direction) -> list[Observed[object]]:
-    return [o for o in outputs if isinstance(o, Observed) and o.direction is direction]
 
 
 def _feed(
