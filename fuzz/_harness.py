@@ -11,6 +11,12 @@ import sys
 from collections.abc import Callable
 
 
+def step_for(selector: int, length: int, small: int) -> int:
+    """How many bytes to feed at a time: all at once when the selector's top bit is set (the
+    batched paths, and cheap executions), else 1 to ``small`` bytes (chunk boundaries)."""
+    return max(1, length) if selector & 0x80 else selector % small + 1
+
+
 def main(test_one_input: Callable[[bytes], None]) -> None:
     import atheris
 

@@ -25,7 +25,7 @@ with atheris.instrument_imports():
         durable,
     )
 
-from _harness import main
+from _harness import main, step_for
 
 _LIMITS = durable.Limits(
     max_body_size=4096, max_header_size=4096, max_sse_line=512, max_sse_event=2048
@@ -56,7 +56,7 @@ def _requests(data: bytes, step: int) -> None:
             server.send(_ANSWER)
 
 
-def _sse(data: bytes, step: int) -> None:
+def _sse(data: bytes, step: int, base64_encoded: bool) -> None:
     parser = durable.sse.SSEParser(max_line=512, max_event=2048)
     try:
         for piece in _chunks(data, step):
@@ -64,13 +64,13 @@ def _sse(data: bytes, step: int) -> None:
                 if event.event == "control":
                     durable.sse.decode_control(event)
                 elif event.event == "data":
-                    durable.sse.decode_data(event, base64_encoded=step % 2 == 0)
+                    durable.sse.decode_data(event, base64_encoded=base64_encoded)
     except RemoteProtocolError as exc:
         if exc.code != "sse":
             raise
 
 
-def _responses(data: bytes, step: int) -> None:
+def _responses(data: bytes, step: int, which: int) -> None:
     requests: list[durable.Request] = [
         durable.Read("/s", "-1", durable.LiveMode.SSE),
         durable.Read("/s", "-1", durable.LiveMode.LONG_POLL),
@@ -79,7 +79,7 @@ def _responses(data: bytes, step: int) -> None:
         durable.Create("/s"),
     ]
     client = durable.Connection(Role.CLIENT, _LIMITS)
-    client.send(requests[step % len(requests)])
+    client.send(requests[which % len(requests)])
     try:
         for piece in [*_chunks(data, step), b""]:
             client.receive_data(piece)
@@ -106,13 +106,15 @@ def _observe(data: bytes, step: int) -> None:
 def TestOneInput(data: bytes) -> None:
     if len(data) < 2:
         return
-    mode, step, body = data[0] % 4, data[1] % 61 + 1, data[2:]
+    mode, choice, body = data[0] % 4, data[1], data[2:]
+    step = step_for(choice, len(body), 61)
     if mode == 0:
         _requests(body, step)
     elif mode == 1:
-        _sse(body, step)
+        _sse(body, step, base64_encoded=choice % 2 == 0)
     elif mode == 2:
-        _responses(b"HTTP/1.1 200 OK\r\n" + body if step % 3 else body, step)
+        # Mostly behind a valid status line, so the fuzzer reaches the headers and bodies.
+        _responses(b"HTTP/1.1 200 OK\r\n" + body if choice % 3 else body, step, choice)
     else:
         _observe(body, step)
 

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 with atheris.instrument_imports():
     from s3p_codec import Direction, LocalProtocolError, RemoteProtocolError, Role, pravega
 
-from _harness import main
+from _harness import main, step_for
 
 _SETUP = pravega.encode(pravega.SetupAppend(0, uuid.UUID(int=0), "segment"))
 
@@ -28,7 +28,7 @@ def _feed_connection(role: Role, data: bytes, chunk: int, prefix: bytes) -> None
     conn = pravega.Connection(role, strict_strings=chunk % 2 == 0)
     if prefix:
         conn.receive_data(prefix)
-    step = chunk % 37 + 1
+    step = step_for(chunk, len(data), 37)
     try:
         for at in range(0, len(data), step):
             conn.receive_data(data[at : at + step])
@@ -44,7 +44,7 @@ def _feed_connection(role: Role, data: bytes, chunk: int, prefix: bytes) -> None
 
 def _observe(data: bytes, chunk: int) -> None:
     obs = pravega.Observer()
-    step = chunk % 53 + 1
+    step = step_for(chunk, len(data), 53)
     for at in range(0, len(data), step):
         direction = Direction.CLIENT_TO_SERVER if (at // step) % 3 else Direction.SERVER_TO_CLIENT
         obs.observe(direction, data[at : at + step])

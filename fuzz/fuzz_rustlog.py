@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 with atheris.instrument_imports():
     from s3p_codec import NEED_DATA, Direction, RemoteProtocolError, Role, rustlog
 
-from _harness import main
+from _harness import main, step_for
 
 BACKENDS = ["json"] + (["orjson"] if rustlog.ORJSON is not None else [])
 
@@ -29,7 +29,7 @@ def _run(role: Role, data: bytes, chunk: int, backend: str) -> list[object]:
         for request in (rustlog.Ping(), rustlog.Fetch("g", "t", 0, 0, 1), rustlog.MetricsFetch()):
             conn.send(request)
     out: list[object] = []
-    step = chunk % 41 + 1
+    step = step_for(chunk, len(data), 41)
     pieces = [data[at : at + step] for at in range(0, len(data), step)] + [b""]
     for piece in pieces:
         conn.receive_data(piece)
@@ -55,7 +55,7 @@ def _run(role: Role, data: bytes, chunk: int, backend: str) -> list[object]:
 
 def _observe(data: bytes, chunk: int) -> None:
     observer = rustlog.Observer()
-    step = chunk % 53 + 1
+    step = step_for(chunk, len(data), 53)
     for at in range(0, len(data), step):
         direction = Direction.CLIENT_TO_SERVER if (at // step) % 3 else Direction.SERVER_TO_CLIENT
         observer.observe(direction, data[at : at + step])

@@ -21,7 +21,7 @@ with atheris.instrument_imports():
     from s3p_codec.s2s import proto
     from s3p_codec.s2s.compression import Compression, decompress
 
-from _harness import main
+from _harness import main, step_for
 
 _SESSIONS = [(r, s) for r in Role for s in s2s.Session]
 _DECODERS = [proto.decode_append_input, proto.decode_append_ack, proto.decode_read_batch]
@@ -105,7 +105,8 @@ def _observe(data: bytes, step: int) -> None:
 def TestOneInput(data: bytes) -> None:
     if len(data) < 2:
         return
-    which, step, rest = data[0], data[1] % 61 + 1, data[2:]
+    which, rest = data[0], data[2:]
+    step = step_for(data[1], len(rest), 61)
     target = which % 5
     if target == 0:
         _session(rest, which >> 3, step)

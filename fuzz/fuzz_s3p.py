@@ -1,9 +1,11 @@
 """Atheris harness for the S3P codec: both roles and the Observer.
 
-The first byte picks the role (and, for a client, which requests are pending) and the chunk
-size; the rest is the peer's byte stream. Invariant: the codec yields events, ``NEED_DATA`` or
-a ``RemoteProtocolError`` carrying an S3P ``ErrorCode`` (and, server side, the ``ErrorReply`` to
-send, which must then be sendable). Any other exception is a bug and crashes the run.
+The first byte picks the target (server, client or Observer), the limits, which requests a
+client has pending and the chunk size; the rest is the peer's byte stream. One target per input
+keeps each execution short, so a campaign tries more inputs. Invariant: the codec yields
+events, ``NEED_DATA`` or a ``RemoteProtocolError`` carrying an S3P ``ErrorCode`` (and, server
+side, the ``ErrorReply`` to send, which must then be sendable). Any other exception is a bug and
+crashes the run.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def _feed(role: Role, selector: int, data: bytes) -> None:
 
 def _observe(selector: int, data: bytes) -> None:
     observer = s3p.Observer()
-    step = selector % 29 + 1
+    step = max(1, len(data)) if selector & 0x40 else selector % 29 + 1
     for index, at in enumerate(range(0, len(data), step)):
         direction = Direction.CLIENT_TO_SERVER if index % 3 else Direction.SERVER_TO_CLIENT
         observer.observe(direction, data[at : at + step])
@@ -82,9 +84,13 @@ def TestOneInput(data: bytes) -> None:
     if not data:
         return
     selector, body = data[0], data[1:]
-    _feed(Role.SERVER, selector, body)
-    _feed(Role.CLIENT, selector, body)
-    _observe(selector, body)
+    target = selector % 3
+    if target == 0:
+        _feed(Role.SERVER, selector, body)
+    elif target == 1:
+        _feed(Role.CLIENT, selector, body)
+    else:
+        _observe(selector, body)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ def harnesses() -> dict[str, Path]:
     return {p.stem.removeprefix("fuzz_"): p for p in sorted(HERE.glob("fuzz_*.py"))}
 
 
-def run_one(name: str, path: Path, seconds: int, runs: int | None) -> tuple[int, str]:
+def run_one(name: str, path: Path, seconds: int, runs: int | None) -> tuple[int, dict[str, str]]:
     seeds = HERE / "corpus" / name
     work = HERE / "work" / name
     crashes = HERE / "crashes"
@@ -43,13 +43,26 @@ def run_one(name: str, path: Path, seconds: int, runs: int | None) -> tuple[int,
     if runs is not None:
         cmd.insert(2, f"-runs={runs}")
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=HERE.parent)
-    execs = "?"
-    for line in proc.stderr.splitlines():
-        if "stat::number_of_executed_units" in line:
-            execs = line.split(":")[-1].strip()
+    stats = _stats(proc.stderr)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
-    return proc.returncode, execs
+    return proc.returncode, stats
+
+
+def _stats(log: str) -> dict[str, str]:
+    """Executions, speed and libFuzzer's last coverage figures from a run's log."""
+    stats = {"execs": "?", "exec/s": "?", "cov": "?", "ft": "?"}
+    for line in log.splitlines():
+        if "stat::number_of_executed_units" in line:
+            stats["execs"] = line.split(":")[-1].strip()
+        elif "stat::average_exec_per_sec" in line:
+            stats["exec/s"] = line.split(":")[-1].strip()
+        elif line.startswith("#") and " cov: " in line:
+            words = line.split()
+            for key in ("cov", "ft"):
+                if f"{key}:" in words:
+                    stats[key] = words[words.index(f"{key}:") + 1]
+    return stats
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,10 +83,14 @@ def main(argv: list[str] | None = None) -> int:
     failed = []
     for name in names:
         began = time.monotonic()
-        code, execs = run_one(name, found[name], seconds, args.runs)
+        code, stats = run_one(name, found[name], seconds, args.runs)
         took = time.monotonic() - began
         status = "ok" if code == 0 else f"FAILED (exit {code})"
-        print(f"fuzz {name:<20} {execs:>10} execs in {took:5.1f} s  {status}", flush=True)
+        print(
+            f"fuzz {name:<8} {stats['execs']:>10} execs in {took:6.1f} s"
+            f" ({stats['exec/s']}/s, cov {stats['cov']}, ft {stats['ft']})  {status}",
+            flush=True,
+        )
         if code != 0:
             failed.append(name)
     return 1 if failed else 0
