@@ -37,6 +37,16 @@ def _chunks(data: bytes, step: int) -> list[bytes]:
     return [data[at : at + step] for at in range(0, len(data), step)]
 
 
+def _round_trip(request: durable.Request) -> None:
+    """A request the server read, a client sends again; a fresh server reads the same."""
+    client = durable.Connection(Role.CLIENT, _LIMITS)
+    server = durable.Connection(Role.SERVER, _LIMITS)
+    server.receive_data(client.send(request))
+    again = server.next_event()
+    if again != request:
+        raise AssertionError(f"re-sent request read back differently: {request!r} {again!r}")
+
+
 def _requests(data: bytes, step: int) -> None:
     server = durable.Connection(Role.SERVER, _LIMITS)
     for piece in [*_chunks(data, step), b""]:
@@ -53,6 +63,7 @@ def _requests(data: bytes, step: int) -> None:
                 continue
             if event is NEED_DATA:
                 break
+            _round_trip(event)  # type: ignore[arg-type]
             server.send(_ANSWER)
 
 

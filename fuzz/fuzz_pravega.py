@@ -2,7 +2,8 @@
 
 The first byte picks what the input feeds; the rest is split into chunks by later bytes, so the
 fuzzer also explores chunk boundaries. Any exception other than the codec's own typed errors is
-a bug and crashes the run.
+a bug and crashes the run. Mode 5 decodes one payload as the command the second byte names and
+checks that what was decoded encodes again and decodes to the same command.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 with atheris.instrument_imports():
     from s3p_codec import Direction, LocalProtocolError, RemoteProtocolError, Role, pravega
+    from s3p_codec.pravega.wire import decode_payload, encode_payload
 
 from _harness import main, step_for
 
@@ -71,10 +73,28 @@ def _write_blocks(data: bytes, chunk: int) -> None:
     assert got == events, (len(got), len(events))
 
 
+_TYPES = list(pravega.CommandType)
+
+
+def _decode_again(data: bytes, chunk: int) -> None:
+    code = _TYPES[chunk % len(_TYPES)]
+    try:
+        command = decode_payload(code, data)
+    except RemoteProtocolError as exc:
+        if not isinstance(exc.code, pravega.ErrorCode):
+            raise
+        return
+    if isinstance(command, pravega.Opaque):
+        return
+    again = decode_payload(code, encode_payload(command))
+    if again != command:
+        raise AssertionError(f"re-encoding changed {command!r} into {again!r}")
+
+
 def TestOneInput(data: bytes) -> None:
     if len(data) < 2:
         return
-    mode, chunk, body = data[0] % 5, data[1], data[2:]
+    mode, chunk, body = data[0] % 6, data[1], data[2:]
     try:
         if mode == 0:
             _feed_connection(Role.SERVER, body, chunk, b"")
@@ -84,8 +104,10 @@ def TestOneInput(data: bytes) -> None:
             _feed_connection(Role.CLIENT, body, chunk, b"")
         elif mode == 3:
             _observe(body, chunk)
-        else:
+        elif mode == 4:
             _write_blocks(body, chunk)
+        else:
+            _decode_again(body, chunk)
     except LocalProtocolError:
         pass
 

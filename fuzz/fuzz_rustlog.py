@@ -2,7 +2,8 @@
 
 The first byte picks the mode, the second the chunk size; the rest is the stream. Any exception
 other than the codec's own typed errors (with a RustLog ``ErrorCode``) is a bug and crashes the
-run. Mode 4 also checks that the two JSON backends agree on the input.
+run. Mode 4 also checks that the two JSON backends agree on the input; modes 0 and 3 that every
+request the server read, a client can send again and a fresh server reads back the same.
 """
 
 from __future__ import annotations
@@ -53,6 +54,17 @@ def _run(role: Role, data: bytes, chunk: int, backend: str) -> list[object]:
     return out
 
 
+def _round_trip(read: list[object], backend: str) -> None:
+    requests = [event for event in read if isinstance(event, rustlog.Request)]
+    client = rustlog.Connection(Role.CLIENT, json=backend, pipelining=True)
+    wire = b"".join(client.send(request) for request in requests)
+    server = rustlog.Connection(Role.SERVER, json=backend, pipelining=True)
+    server.receive_data(wire)
+    again = list(server.events())
+    if again != requests:
+        raise AssertionError(f"re-sent requests read back differently: {requests!r} {again!r}")
+
+
 def _observe(data: bytes, chunk: int) -> None:
     observer = rustlog.Observer()
     step = step_for(chunk, len(data), 53)
@@ -71,7 +83,7 @@ def TestOneInput(data: bytes) -> None:
     mode, chunk, body = data[0] % 5, data[1], data[2:]
     backend = BACKENDS[chunk % len(BACKENDS)]
     if mode == 0:
-        _run(Role.SERVER, body, chunk, backend)
+        _round_trip(_run(Role.SERVER, body, chunk, backend), backend)
     elif mode == 1:
         _run(Role.CLIENT, body, chunk, backend)
     elif mode == 2:
@@ -79,7 +91,7 @@ def TestOneInput(data: bytes) -> None:
     elif mode == 3:
         # Wrap the body in a valid frame header so the fuzzer reaches the JSON and field layers.
         framed = len(body).to_bytes(4, "big") + body
-        _run(Role.SERVER, framed, chunk, backend)
+        _round_trip(_run(Role.SERVER, framed, chunk, backend), backend)
         _run(Role.CLIENT, framed, chunk, backend)
     else:
         framed = len(body).to_bytes(4, "big") + body

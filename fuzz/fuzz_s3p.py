@@ -1,11 +1,12 @@
 """Atheris harness for the S3P codec: both roles and the Observer.
 
-The first byte picks the target (server, client or Observer), the limits, which requests a
-client has pending and the chunk size; the rest is the peer's byte stream. One target per input
-keeps each execution short, so a campaign tries more inputs. Invariant: the codec yields
-events, ``NEED_DATA`` or a ``RemoteProtocolError`` carrying an S3P ``ErrorCode`` (and, server
-side, the ``ErrorReply`` to send, which must then be sendable). Any other exception is a bug and
-crashes the run.
+The first byte picks the target (server, client, Observer, or the server's fast path against
+its careful parser), the limits, which requests a client has pending and the chunk size; the
+rest is the peer's byte stream. One target per input keeps each execution short, so a campaign
+tries more inputs. Invariant: the codec yields events, ``NEED_DATA`` or a
+``RemoteProtocolError`` carrying an S3P ``ErrorCode`` (and, server side, the ``ErrorReply`` to
+send, which must then be sendable); requests read can be sent again and read back the same; the
+two request parsers agree. Anything else is a bug and crashes the run.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 with atheris.instrument_imports():
     from s3p_codec import NEED_DATA, Direction, RemoteProtocolError, Role, s3p
+    from s3p_codec.s3p.commands import CommandParser
+    from s3p_codec.s3p.wire import Malformed, WireBuffer
 
 from _harness import main
 
@@ -35,23 +38,31 @@ _SMALL = s3p.Limits(max_stream_name=8, max_record_size=64, max_append_size=128, 
                     default_count=2, max_records_per_append=4, max_block_ms=10)  # fmt: skip
 
 
+def _limits(selector: int) -> s3p.Limits:
+    return _SMALL if selector & 0x80 else s3p.Limits()
+
+
+def _step(selector: int, data: bytes) -> int:
+    # Small pieces explore chunk boundaries; the whole input at once takes the batched paths.
+    return max(1, len(data)) if selector & 0x40 else (selector >> 2) % 17 + 1
+
+
 def _connection(role: Role, selector: int) -> s3p.Connection:
-    conn = s3p.Connection(role, _SMALL if selector & 0x80 else s3p.Limits())
+    conn = s3p.Connection(role, _limits(selector))
     if role is Role.CLIENT:
         for index in range(selector % 7 + 1 + (selector & 0x40) // 2):
             conn.send(_PENDING[(selector + index) % len(_PENDING)])
     return conn
 
 
-def _feed(role: Role, selector: int, data: bytes) -> None:
+def _feed(role: Role, selector: int, data: bytes) -> list[s3p.Event]:
     conn = _connection(role, selector)
-    # Small pieces explore chunk boundaries; the whole input at once takes the batched paths.
-    step = max(1, len(data)) if selector & 0x40 else (selector >> 2) % 17 + 1
+    step = _step(selector, data)
+    got: list[s3p.Event] = []
     try:
         for at in range(0, len(data), step):
             conn.receive_data(data[at : at + step])
-            for _ in conn.events():
-                pass
+            got.extend(conn.events())
         conn.receive_data(b"")
         assert conn.next_event() is NEED_DATA
         assert conn.state is s3p.ConnectionState.CLOSED
@@ -66,6 +77,45 @@ def _feed(role: Role, selector: int, data: bytes) -> None:
             conn.send(reply)
             if not conn.finished:
                 raise
+    return got
+
+
+def _round_trip(selector: int, requests: list[s3p.Event]) -> None:
+    """Every request a server read, a client can send (the validator agrees with the parser),
+    and a fresh server reads back the same requests from those bytes."""
+    limits = _limits(selector)
+    client = s3p.Connection(Role.CLIENT, limits)
+    wire = b"".join(client.send(request) for request in requests)
+    server = s3p.Connection(Role.SERVER, limits)
+    server.receive_data(wire)
+    again = list(server.events())
+    if again != requests:
+        raise AssertionError(f"re-sent requests read back differently: {requests!r} {again!r}")
+
+
+def _parse(selector: int, data: bytes, fast: bool) -> list[object]:
+    buffer = WireBuffer()
+    parser = CommandParser(buffer, _limits(selector))
+    parser.fast = fast
+    step = _step(selector, data)
+    out: list[object] = []
+    try:
+        for at in range(0, len(data), step):
+            buffer.feed(data[at : at + step])
+            while (request := parser.next_command()) is not None:
+                out.append((request, parser.start, buffer.offset))
+    except Malformed as error:
+        out.append((error.code, error.message, parser.start, buffer.offset))
+        return out
+    out.append(("unfinished", parser.in_command, buffer.offset))
+    return out
+
+
+def _both_paths(selector: int, data: bytes) -> None:
+    """The server's fast path reads exactly what the careful parser reads, or leaves it."""
+    fast, careful = _parse(selector, data, True), _parse(selector, data, False)
+    if fast != careful:
+        raise AssertionError(f"fast path {fast!r} != careful parser {careful!r}")
 
 
 def _observe(selector: int, data: bytes) -> None:
@@ -84,13 +134,15 @@ def TestOneInput(data: bytes) -> None:
     if not data:
         return
     selector, body = data[0], data[1:]
-    target = selector % 3
+    target = selector % 4
     if target == 0:
-        _feed(Role.SERVER, selector, body)
+        _round_trip(selector, _feed(Role.SERVER, selector, body))
     elif target == 1:
         _feed(Role.CLIENT, selector, body)
-    else:
+    elif target == 2:
         _observe(selector, body)
+    else:
+        _both_paths(selector, body)
 
 
 if __name__ == "__main__":
