@@ -1,9 +1,11 @@
 """Atheris harness for the S2S codec: both session kinds at both ends, the protobuf decoders,
 decompression, the HTTP/1.1 session connection and the Observer.
 
-The first byte picks the target and a chunk size; the rest is fed in chunks, so the fuzzer also
-explores frame boundaries. Any exception other than the codec's own typed errors is a bug and
-crashes the run; so is a decompressed payload over its cap.
+The first byte picks the target (``which % 5``) and its variant (``which // 5``), the second
+a chunk size; the rest is fed in chunks, so the fuzzer also explores frame boundaries. Any
+exception other than the codec's own typed errors is a bug and crashes the run; so is a
+decompressed payload over its cap, a decoded message that encodes to something else, or an
+AppendInput a server read that a client cannot send again identically.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from _harness import main, step_for
 _SESSIONS = [(r, s) for r in Role for s in s2s.Session]
 _DECODERS = [proto.decode_append_input, proto.decode_append_ack, proto.decode_read_batch]
 _CAP = 64 * 1024
+_LIMITS = s2s.Limits(max_frame_length=1 << 16)
 
 
 def _check(exc: RemoteProtocolError) -> None:
@@ -35,18 +38,30 @@ def _check(exc: RemoteProtocolError) -> None:
 
 def _session(data: bytes, which: int, step: int) -> None:
     role, session = _SESSIONS[which % 4]
-    conn = s2s.Connection(role, session, limits=s2s.Limits(max_frame_length=1 << 16))
+    conn = s2s.Connection(role, session, limits=_LIMITS)
+    read: list[object] = []
     try:
         for at in range(0, len(data), step):
             conn.receive_data(data[at : at + step])
-            for _ in conn.events():
-                pass
+            read.extend(conn.events())
             conn.check_heartbeat(float(at))
         conn.receive_data(b"")
-        for _ in conn.events():
-            pass
+        read.extend(conn.events())
     except RemoteProtocolError as exc:
         _check(exc)
+    if role is Role.SERVER and session is s2s.Session.APPEND:
+        _send_again([event for event in read if type(event) is s2s.AppendInput], which)
+
+
+def _send_again(inputs: list[s2s.AppendInput], which: int) -> None:
+    compression = list(Compression)[(which >> 2) % 3]
+    client = s2s.Connection(Role.CLIENT, s2s.Session.APPEND, compression=compression)
+    wire = b"".join(client.send(event) for event in inputs)
+    server = s2s.Connection(Role.SERVER, s2s.Session.APPEND, limits=_LIMITS)
+    server.receive_data(wire)
+    again = list(server.events())
+    if again != inputs:
+        raise AssertionError(f"re-sent inputs read back differently: {inputs!r} {again!r}")
 
 
 def _decode(data: bytes, which: int) -> None:
@@ -107,15 +122,15 @@ def TestOneInput(data: bytes) -> None:
         return
     which, rest = data[0], data[2:]
     step = step_for(data[1], len(rest), 61)
-    target = which % 5
+    variant, target = divmod(which, 5)
     if target == 0:
-        _session(rest, which >> 3, step)
+        _session(rest, variant, step)
     elif target == 1:
-        _decode(rest, which >> 3)
+        _decode(rest, variant)
     elif target == 2:
-        _decompress(rest, which >> 3)
+        _decompress(rest, variant)
     elif target == 3:
-        _http1(rest, which >> 3, step)
+        _http1(rest, variant, step)
     else:
         _observe(rest, step)
 
