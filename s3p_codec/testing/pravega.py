@@ -19,7 +19,18 @@ from hypothesis import strategies as st
 from s3p_codec import ProtocolError, Role, pravega
 from s3p_codec.testing.strategies import Answer, Malformed, Valid
 
-__all__ = ["Target", "malformed", "replies", "request_wire", "requests"]
+__all__ = [
+    "MalformedReply",
+    "Target",
+    "edge_cases",
+    "malformed",
+    "malformed_replies",
+    "replies",
+    "reply_edge_cases",
+    "reply_wire",
+    "request_wire",
+    "requests",
+]
 
 E = pravega.ErrorCode
 HELLO = pravega.encode(pravega.Hello())
@@ -192,7 +203,450 @@ def _truncated() -> st.SearchStrategy[Malformed]:
 def malformed(limits: pravega.Limits | None = None) -> st.SearchStrategy[Malformed]:
     """Malformed frames (after a valid Hello), each naming the error a strict server raises."""
     lim = limits or pravega.Limits()
-    return st.one_of(_framing(lim), _strings(), _orders(), _truncated())
+    return st.one_of(_framing(lim), _strings(), _orders(), _truncated(), _aggregates(lim))
+
+
+# --- limits and aggregate sizes ----------------------------------------------------------------
+
+WRITER = uuid.UUID(int=0xF022)
+SEGMENT = "fuzz/fuzz/0"
+SETUP = pravega.encode(pravega.SetupAppend(1, WRITER, SEGMENT))
+
+
+def _event(data: bytes) -> bytes:
+    """A nested EVENT frame: "i32 0, i32 len, data"."""
+    return struct.pack(">ii", 0, len(data)) + data
+
+
+def _block(content: bytes, writer: uuid.UUID = WRITER) -> bytes:
+    """An AppendBlock frame: "writerId UUID, then raw block content (length = 16 + content)"."""
+    return _frame(3, writer.bytes + content)
+
+
+def _block_end(whole: int, data: bytes, events: int, last: int) -> bytes:
+    return pravega.encode(pravega.AppendBlockEnd(WRITER, whole, data, events, last, 1))
+
+
+def _block_end_raw(whole: int, data_len: int, data: bytes, events: int, last: int) -> bytes:
+    """An AppendBlockEnd whose dataLen field says ``data_len`` whatever ``data`` holds."""
+    tail = struct.pack(">iqq", events, last, 1)
+    return _frame(4, WRITER.bytes + struct.pack(">ii", whole, data_len) + data + tail)
+
+
+def _setups(count: int) -> bytes:
+    return b"".join(
+        pravega.encode(pravega.SetupAppend(i, uuid.UUID(int=i + 1), SEGMENT)) for i in range(count)
+    )
+
+
+_TWO = _event(b"abc") + _event(b"defg")
+
+
+def _aggregates(lim: pravega.Limits) -> st.SearchStrategy[Malformed]:
+    """Sizes and counts that add up wrong: a block's declared sizes against its content, a
+    frame's inner lengths against the frame, writers against ``Limits.max_writers``."""
+    two = _TWO
+    part = _event(b"hijkl")
+    split = struct.pack(">ii", -2, 3) + part[:3]  # "its first bytes go into a PARTIAL_EVENT"
+    cases = [
+        _case(
+            "AppendBlock over the frame limit (header only)",
+            SETUP + struct.pack(">ii", 3, lim.max_frame + 1),
+            E.BAD_FRAME,
+        ),
+        _case("AppendBlock shorter than its writer id", SETUP + _frame(3, b"\0" * 15), E.MALFORMED),
+        _case(
+            "sizeOfWholeEvents one over the block content",
+            SETUP + _block(two) + _block_end(len(two) + 1, b"", 2, 1),
+            E.INVALID_APPEND,
+        ),
+        _case(
+            "sizeOfWholeEvents -1",
+            SETUP + _block(two) + _block_end(-1, b"", 2, 1),
+            E.INVALID_APPEND,
+        ),
+        _case(
+            "sizeOfWholeEvents one under the whole events (rest is not one frame)",
+            SETUP + _block(two) + _block_end(len(two) - 1, b"", 2, 1),
+            E.INVALID_APPEND,
+        ),
+        _case(
+            "numEvents one over the events carried",
+            SETUP + _block(two) + _block_end(len(two), b"", 3, 2),
+            E.INVALID_APPEND,
+        ),
+        _case(
+            "numEvents one under the events carried",
+            SETUP + _block(two) + _block_end(len(two), b"", 1, 1),
+            E.INVALID_APPEND,
+        ),
+        _case(
+            "numEvents 0", SETUP + _block(two) + _block_end(len(two), b"", 0, 1), E.INVALID_APPEND
+        ),
+        _case(
+            "lastEventNumber goes back",
+            SETUP
+            + _block(two)
+            + _block_end(len(two), b"", 2, 5)
+            + _block(two)
+            + _block_end(len(two), b"", 2, 4),
+            E.INVALID_APPEND,
+        ),
+        _case(
+            "PARTIAL_EVENT declares one byte more than the block holds",
+            SETUP
+            + _block(two + struct.pack(">ii", -2, 4) + part[:3])
+            + _block_end(len(two), part[3:], 3, 3),
+            E.INVALID_APPEND,
+        ),
+        _case(
+            "PARTIAL_EVENT declares one byte less than the block holds",
+            SETUP
+            + _block(two + struct.pack(">ii", -2, 2) + part[:3])
+            + _block_end(len(two), part[3:], 3, 3),
+            E.INVALID_APPEND,
+        ),
+        _case(
+            "AppendBlockEnd data one byte short of the split event",
+            SETUP + _block(two + split) + _block_end(len(two), part[3:-1], 3, 3),
+            E.INVALID_APPEND,
+        ),
+        _case(
+            "AppendBlockEnd data one byte over the split event",
+            SETUP + _block(two + split) + _block_end(len(two), part[3:] + b"x", 3, 3),
+            E.INVALID_APPEND,
+        ),
+        _case(
+            "PADDING closing a block followed by AppendBlockEnd data",
+            SETUP
+            + _block(two + struct.pack(">ii", -1, 2) + b"\0\0")
+            + _block_end(len(two), part, 3, 3),
+            E.INVALID_APPEND,
+        ),
+        _case(
+            "Event length one over the whole events",
+            SETUP + _block(struct.pack(">ii", 0, 4) + b"abc") + _block_end(11, b"", 1, 1),
+            E.INVALID_APPEND,
+        ),
+        _case(
+            "Event length -1 inside a block",
+            SETUP + _block(struct.pack(">ii", 0, -1) + b"abc") + _block_end(11, b"", 1, 1),
+            E.INVALID_APPEND,
+        ),
+        _case(
+            "AppendBlockEnd dataLen one over its frame",
+            SETUP + _block(two) + _block_end_raw(len(two), 20 + 1, b"", 2, 1),
+            E.MALFORMED,
+        ),
+        _case(
+            "AppendBlockEnd dataLen -1",
+            SETUP + _block(two) + _block_end_raw(len(two), -1, b"", 2, 1),
+            E.MALFORMED,
+        ),
+        _case(
+            "ConditionalAppend nested Event length one over its frame",
+            SETUP
+            + _frame(
+                5, WRITER.bytes + struct.pack(">qqii", 0, 0, 0, 4 + 8 + 1) + b"abcd" + bytes(8)
+            ),
+            E.MALFORMED,
+        ),
+        _case(
+            f"one writer over max_writers ({lim.max_writers + 1} SetupAppends)",
+            _setups(lim.max_writers + 1),
+            E.INVALID_APPEND,
+        ),
+    ]
+    return st.sampled_from(cases)
+
+
+def edge_cases(limits: pravega.Limits | None = None) -> st.SearchStrategy[Valid]:
+    """Frames a strict server must accept: lengths exactly at every limit, split events,
+    forward-compatible layouts. ``event`` is the last event the server reads from ``data``."""
+    lim = limits or pravega.Limits()
+    forbidden = tuple(code.value for code in E if code not in (E.INVALID_FIELD, E.STATE))
+    big = bytes(lim.max_frame - 16 - 8)  # one event filling a block at the frame limit
+    part = _event(b"hijkl")
+    cases: list[tuple[str, bytes, object]] = [
+        ("payload exactly at the frame limit (KeepAlive)", _frame(100, bytes(lim.max_frame)),
+         pravega.KeepAlive()),
+        ("AppendBlock exactly at the frame limit",
+         SETUP + _block(_event(big)) + _block_end(len(big) + 8, b"", 1, 0),
+         pravega.Append(WRITER, 0, (big,), 1)),
+        (f"exactly max_writers ({lim.max_writers}) writers", _setups(lim.max_writers),
+         pravega.SetupAppend(lim.max_writers - 1, uuid.UUID(int=lim.max_writers), SEGMENT)),
+        ("sizeOfWholeEvents equal to the block content",
+         SETUP + _block(_TWO) + _block_end(len(_TWO), b"", 2, 1),
+         pravega.Append(WRITER, 1, (b"abc", b"defg"), 1)),
+        ("event split inside its 8-byte header",
+         SETUP + _block(_TWO + struct.pack(">ii", -2, 3) + part[:3])
+         + _block_end(len(_TWO), part[3:], 3, 2),
+         pravega.Append(WRITER, 2, (b"abc", b"defg", b"hijkl"), 1)),
+        ("block broken off by PADDING",
+         SETUP + _block(_TWO + struct.pack(">ii", -1, 5) + bytes(5))
+         + _block_end(len(_TWO), b"", 2, 1),
+         pravega.Append(WRITER, 1, (b"abc", b"defg"), 1)),
+        ("AppendBlockEnd with no AppendBlock (all events in its data)",
+         SETUP + _block_end(0, _TWO, 2, 1), pravega.Append(WRITER, 1, (b"abc", b"defg"), 1)),
+        ("missing optional trailing requestId (ReadSegment)",
+         _frame(9, _string(b"seg") + struct.pack(">qi", 7, 10) + _string(b"")),
+         pravega.ReadSegment("seg", 7, 10)),
+        ("unread trailing bytes inside a frame are skipped",
+         _frame(11, struct.pack(">q", 3) + _string(b"seg") + _string(b"") + b"\1\2\3"),
+         pravega.GetStreamSegmentInfo(3, "seg")),
+        ("Hello with a wider version range", pravega.encode(pravega.Hello(99, 1)),
+         pravega.Hello(99, 1)),
+        ("modified UTF-8: NUL as C0 80, a surrogate pair as two 3-byte forms",
+         pravega.encode(pravega.GetStreamSegmentInfo(4, "a\0\U0001f600")),
+         pravega.GetStreamSegmentInfo(4, "a\0\U0001f600")),
+    ]  # fmt: skip
+    longest = pravega.GetStreamSegmentInfo(5, "s" * 0xFFFF)
+    if lim.max_frame >= 8 + 2 + 0xFFFF + 2:
+        cases.append(("string of exactly 65535 bytes", pravega.encode(longest), longest))
+    return st.sampled_from(
+        [Valid(label, HELLO + data, event, forbidden) for label, data, event in cases]
+    )
+
+
+# --- client direction: replies, and replies a strict client must refuse -----------------------
+
+
+@attrs.frozen(slots=True)
+class MalformedReply:
+    """Bytes a strict CLIENT must refuse, after sending ``pending`` (its own requests, Hello
+    first). The server's stream ends after ``data`` (it closes), so a frame cut short is seen
+    as cut. ``code``/``fatal``: what this library's client-role codec raises; a client gets no
+    error reply (``reply`` is always False)."""
+
+    label: str
+    data: bytes
+    code: str | int
+    fatal: bool = True
+    pending: tuple[object, ...] = ()
+    reply: bool = False
+
+
+def _bad_reply(
+    label: str, data: bytes, code: E, pending: tuple[object, ...] = ()
+) -> MalformedReply:
+    return MalformedReply(
+        label=label, data=data, code=code, fatal=True, pending=(pravega.Hello(), *pending)
+    )
+
+
+def reply_wire() -> st.SearchStrategy[tuple[pravega.Command, bytes]]:
+    """``(reply, its exact frame)`` as our server-role codec writes it."""
+    return st.one_of(replies(), st.just(pravega.Hello())).map(
+        lambda r: (r, pravega.Connection(Role.SERVER).send(r))
+    )
+
+
+def requests_for(reply: pravega.Command) -> tuple[pravega.PravegaEvent, ...]:
+    """What a client has sent before ``reply`` makes sense (Hello first)."""
+    writer = getattr(reply, "writer_id", WRITER)
+    if isinstance(reply, pravega.DataAppended | pravega.ConditionalCheckFailed):
+        setup = pravega.SetupAppend(1, writer, SEGMENT)
+        return (pravega.Hello(), setup, pravega.Append(writer, 0, (b"e",)), pravega.FlushAppends())
+    if isinstance(reply, pravega.AppendSetup):
+        return (pravega.Hello(), pravega.SetupAppend(reply.request_id, writer, reply.segment))
+    return (pravega.Hello(),)
+
+
+_SAMPLES: list[pravega.Command] = [
+    pravega.AppendSetup(1, "seg", WRITER, 0),
+    pravega.DataAppended(WRITER, 0, -1, 1, 13),
+    pravega.SegmentRead("seg", 0, True, False, b"event", 2),
+    pravega.SegmentCreated(3, "seg"),
+    pravega.NoSuchSegment(4, "seg", "trace", 0),
+    pravega.WrongHost(5, "seg", "host:1", "trace"),
+]
+_SIZES = {"long": 8, "int": 4, "uuid": 16, "bool": 1, "byte": 1}
+
+
+def _boundaries(command: pravega.Command) -> list[tuple[str, int]]:
+    """``(field, offset just after it)`` in the frame of ``command`` (ASCII strings only)."""
+    marks = [("half of the type code", 2), ("type code", 4), ("length", 8)]
+    pos = 8
+    for field in type(command).FIELDS:
+        name, kind = field[0], field[1]
+        value = getattr(command, name)
+        if kind == "str":
+            marks.append((f"{name} length", pos + 2))
+            pos += 2 + len(value)
+        elif kind == "data":
+            marks.append((f"{name} length", pos + 4))
+            pos += 4 + len(value)
+        else:
+            pos += _SIZES[kind]
+        marks.append((name, pos))
+    return marks[:-1]  # the last field's end is the whole frame
+
+
+def _cut_replies() -> list[MalformedReply]:
+    cases = []
+    for sample in _SAMPLES:
+        wire = pravega.encode(sample)
+        pending = requests_for(sample)[1:]
+        for field, at in _boundaries(sample):
+            cases.append(
+                _bad_reply(
+                    f"{type(sample).__name__} cut after {field}, then end of stream",
+                    HELLO + wire[:at],
+                    E.BAD_FRAME,
+                    pending,
+                )
+            )
+    return cases
+
+
+def _reply_framing(lim: pravega.Limits) -> list[MalformedReply]:
+    setup = pravega.encode(pravega.AppendSetup(1, "seg", WRITER, 0))
+    created = pravega.encode(pravega.SegmentCreated(3, "seg"))
+    asked = (pravega.SetupAppend(1, WRITER, "seg"),)
+    read = pravega.encode(pravega.SegmentRead("seg", 0, True, False, b"event", 2))
+    data_at = 8 + 2 + 3 + 8 + 1 + 1  # SegmentRead's dataLen field
+    keep = pravega.encode(pravega.KeepAlive())
+
+    def with_len(frame: bytes, length: int) -> bytes:
+        return frame[:4] + struct.pack(">i", length) + frame[8:]
+
+    def data_len(value: int) -> bytes:
+        return read[:data_at] + struct.pack(">i", value) + read[data_at + 4 :]
+
+    return [
+        _bad_reply("negative length", HELLO + struct.pack(">ii", 7, -1), E.BAD_FRAME),
+        _bad_reply(
+            "length one over the limit (header only)",
+            HELLO + struct.pack(">ii", 10, lim.max_frame + 1),
+            E.BAD_FRAME,
+        ),
+        _bad_reply(
+            "length 2^31-1 (header only)", HELLO + struct.pack(">ii", 10, 0x7FFFFFFF), E.BAD_FRAME
+        ),
+        _bad_reply(
+            "AppendSetup length -1 byte",
+            HELLO + with_len(setup, len(setup) - 9),
+            E.MALFORMED,
+            asked,
+        ),
+        _bad_reply(
+            "SegmentCreated length -1 byte",
+            HELLO + with_len(created, len(created) - 9),
+            E.MALFORMED,
+        ),
+        _bad_reply(
+            "SegmentCreated length +1 byte, then end of stream",
+            HELLO + with_len(created, len(created) - 7),
+            E.BAD_FRAME,
+        ),
+        _bad_reply(
+            "SegmentCreated length +1 byte, the next headers read misaligned",
+            HELLO + with_len(created, len(created) - 7) + keep + keep,
+            E.UNKNOWN_COMMAND,
+        ),
+        _bad_reply(
+            "SegmentRead dataLen one over its frame", HELLO + data_len(5 + 8 + 1), E.MALFORMED
+        ),
+        _bad_reply("SegmentRead dataLen -1", HELLO + data_len(-1), E.MALFORMED),
+        _bad_reply("undefined type code", HELLO + _frame(1000, b""), E.UNKNOWN_COMMAND),
+        _bad_reply("undefined negative type code", HELLO + _frame(-50, b""), E.UNKNOWN_COMMAND),
+        _bad_reply(
+            "a request sent to a client (SetupAppend)",
+            HELLO + pravega.encode(pravega.SetupAppend(1, WRITER, "seg")),
+            E.UNEXPECTED_COMMAND,
+        ),
+        _bad_reply(
+            "AppendBlock sent to a client", HELLO + _block(_event(b"x")), E.UNEXPECTED_COMMAND
+        ),
+        _bad_reply("bare EVENT sent to a client", HELLO + _event(b"abc"), E.UNEXPECTED_COMMAND),
+        _bad_reply(
+            "incompatible Hello (versions 1..4)",
+            pravega.encode(pravega.Hello(4, 1)),
+            E.INCOMPATIBLE_VERSION,
+        ),
+        _bad_reply(
+            "incompatible Hello (versions 18..20)",
+            pravega.encode(pravega.Hello(20, 18)),
+            E.INCOMPATIBLE_VERSION,
+        ),
+    ]
+
+
+_BAD_MUTF8 = [
+    ("4-byte UTF-8 form", b"\xf0\x9f\x98\x80"),
+    ("raw NUL byte", b"a\x00"),
+    ("lone continuation byte", b"\x80"),
+    ("truncated 2-byte form", b"a\xc3"),
+    ("invalid start byte", b"\xff"),
+    ("overlong 2-byte form of '/'", b"\xc0\xaf"),
+]
+
+
+def _reply_strings() -> list[MalformedReply]:
+    cases = []
+    for label, raw in _BAD_MUTF8:
+        cases.append(
+            _bad_reply(
+                f"modified UTF-8 in a segment name: {label}",
+                HELLO + _frame(21, struct.pack(">q", 3) + _string(raw)),
+                E.BAD_STRING,
+            )
+        )
+        cases.append(
+            _bad_reply(
+                f"modified UTF-8 in an optional stack trace: {label}",
+                HELLO + _frame(53, struct.pack(">q", 4) + _string(b"seg") + _string(raw)),
+                E.BAD_STRING,
+            )
+        )
+    return cases
+
+
+def malformed_replies(limits: pravega.Limits | None = None) -> st.SearchStrategy[MalformedReply]:
+    """Server byte streams (after the server's Hello) a strict client must refuse."""
+    lim = limits or pravega.Limits()
+
+    def cut_anywhere(reply: pravega.Command, data: st.DataObject) -> MalformedReply:
+        wire = pravega.encode(reply)
+        cut = data.draw(st.integers(1, len(wire) - 1))
+        return _bad_reply(
+            "reply cut by end of stream", HELLO + wire[:cut], E.BAD_FRAME, requests_for(reply)[1:]
+        )
+
+    return st.one_of(
+        st.sampled_from(_reply_framing(lim)),
+        st.sampled_from(_reply_strings()),
+        st.sampled_from(_cut_replies()),
+        st.builds(cut_anywhere, replies(), st.data()),
+    )
+
+
+def reply_edge_cases(limits: pravega.Limits | None = None) -> st.SearchStrategy[Valid]:
+    """Replies a strict client must accept; ``event`` is the last event it reads."""
+    lim = limits or pravega.Limits()
+    forbidden = tuple(code.value for code in E if code not in (E.INVALID_FIELD, E.STATE))
+    room = lim.max_frame - (2 + 3 + 8 + 1 + 1 + 4 + 8)  # payload exactly max_frame
+    full = pravega.SegmentRead("seg", 0, False, True, bytes(room), 2)
+    read = pravega.encode(pravega.SegmentRead("seg", 0, False, False, b"", 2))
+    flags_at = 8 + 2 + 3 + 8
+    cases: list[tuple[str, bytes, object]] = [
+        ("payload exactly at the frame limit (SegmentRead)", pravega.encode(full), full),
+        ("payload exactly at the frame limit (KeepAlive)", _frame(100, bytes(lim.max_frame)),
+         pravega.KeepAlive()),
+        ("boolean byte 2 reads as true",
+         read[:flags_at] + b"\x02\xff" + read[flags_at + 2 :],
+         pravega.SegmentRead("seg", 0, True, True, b"", 2)),
+        ("missing optional trailing fields (DataAppended)",
+         _frame(7, WRITER.bytes + struct.pack(">q", 9)), pravega.DataAppended(WRITER, 9)),
+        ("unread trailing bytes inside a frame are skipped",
+         _frame(21, struct.pack(">q", 3) + _string(b"seg") + b"\1\2\3"),
+         pravega.SegmentCreated(3, "seg")),
+        ("Hello with a wider version range", pravega.encode(pravega.Hello(99, 1)),
+         pravega.Hello(99, 1)),
+    ]  # fmt: skip
+    return st.sampled_from(
+        [Valid(label, HELLO + data, event, forbidden) for label, data, event in cases]
+    )
 
 
 # --- live target -------------------------------------------------------------------------------
