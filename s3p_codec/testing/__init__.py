@@ -44,9 +44,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from s3p_codec.testing.strategies import Answer, Malformed, Valid, chunkings, split_points
+    from s3p_codec.testing.strategies import (
+        Answer,
+        Malformed,
+        MalformedReply,
+        Valid,
+        chunkings,
+        split_points,
+    )
 
-__all__ = ["Answer", "Malformed", "Valid", "chunkings", "split_points"]
+__all__ = ["Answer", "Malformed", "MalformedReply", "Valid", "chunkings", "split_points"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,9 +1,12 @@
-"""What every protocol's strategies share: the ``Malformed`` case, ``Answer``, chunkings.
+"""What every protocol's strategies share: ``Malformed``, ``MalformedReply``, ``Answer``, chunkings.
 
 A ``Malformed`` case is the whole byte stream a client sends on a fresh connection (any valid
 preamble included: a Pravega ``Hello``, an S2S session's HTTP head) plus what a strict server
 must do about it: answer an error with ``code`` (when ``reply`` is true), and end the
 conversation when ``fatal`` is true or keep serving when it is false.
+
+A ``MalformedReply`` is the other direction: the bytes a server sends back to a client that has
+``pending`` requests outstanding, which a strict client must refuse with ``code``.
 
 ``Answer`` is what a client-role codec made of the bytes a server sent back; the live driver
 (``s3p_codec.testing.live``) compares the two.
@@ -16,7 +19,7 @@ import itertools
 import attrs
 from hypothesis import strategies as st
 
-__all__ = ["Answer", "Malformed", "Valid", "chunkings", "split_points"]
+__all__ = ["Answer", "Malformed", "MalformedReply", "Valid", "chunkings", "split_points"]
 
 
 @attrs.frozen(slots=True)
@@ -43,6 +46,35 @@ class Malformed:
     code: str | int
     fatal: bool = True
     reply: bool = True
+    half_close: bool = False
+
+
+@attrs.frozen(slots=True)
+class MalformedReply:
+    """Bytes a strict client must refuse, for fuzzing the framing of one's own client.
+
+    - ``label``: the rule broken (stable: reports group by it).
+    - ``data``: every byte the server sends on the connection, after the client has sent each
+      request of ``pending``. As in ``Malformed``, a header that alone breaks a limit is sent
+      without its payload: a strict client refuses it before waiting for the rest.
+    - ``code``: the error code our client-role codec raises (S3P ``ERR_*``, RustLog status,
+      Durable Streams ``"http"``/``"sse"``/``"invalid_response"``).
+    - ``fatal``: the client must give up on the connection; ``False`` when the reply is well
+      framed but unusable, and the connection may carry on (RustLog bad fields, Durable Streams
+      bad headers).
+    - ``pending``: the requests the client sent first, oldest first (empty: the server spoke
+      with nothing asked of it). Each protocol module names their event type.
+    - ``reply``: always ``False``: a client answers a broken reply by closing, never by
+      replying. Kept so that code written for ``Malformed`` reads both alike.
+    - ``half_close``: after ``data``, the server ends the stream (a reply cut short).
+    """
+
+    label: str
+    data: bytes
+    code: str | int
+    fatal: bool = True
+    pending: tuple[object, ...] = ()
+    reply: bool = False
     half_close: bool = False
 
 
