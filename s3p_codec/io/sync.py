@@ -15,6 +15,7 @@ examples; use the asyncio or trio adapter for many connections.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import threading
@@ -238,21 +239,29 @@ def connect(
 
 
 class SyncServer(_Closing, Generic[SendT, EventT]):
-    """A listening socket that hands each accepted connection to ``handler`` in a thread."""
+    """A listening socket that hands each accepted connection to ``handler`` in a thread.
+
+    ``timeout`` (seconds, or None for none) bounds every read and write on an accepted
+    connection: a peer that goes silent, or stops reading, ends its handler with
+    ``TimeoutError`` and its connection is closed, instead of holding a thread for ever.
+    """
 
     def __init__(
         self,
         listener: socket.socket,
         factory: Callable[[], Connection[SendT, EventT]],
         handler: Callable[[SyncConnection[SendT, EventT]], None],
+        *,
+        timeout: float | None = None,
     ) -> None:
         self.socket = listener
         # accept() wakes up this often to notice close(), which may come from another thread.
         listener.settimeout(0.1)
+        self.timeout = timeout
         self._factory = factory
         self._handler = handler
         self._stopping = threading.Event()
-        self._threads: set[threading.Thread] = set()
+        self._threads: dict[threading.Thread, socket.socket] = {}
         self._lock = threading.Lock()
 
     @property
@@ -272,11 +281,11 @@ class SyncServer(_Closing, Generic[SendT, EventT]):
                 if self._stopping.is_set():
                     return
                 raise
-            sock.settimeout(None)
+            sock.settimeout(self.timeout)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             thread = threading.Thread(target=self._run, args=(sock,), daemon=True)
             with self._lock:  # close() must never see a thread that is not started yet
-                self._threads.add(thread)
+                self._threads[thread] = sock
                 thread.start()
 
     def _run(self, sock: socket.socket) -> None:
@@ -285,21 +294,37 @@ class SyncServer(_Closing, Generic[SendT, EventT]):
             self._handler(conn)
         except ConnectionClosed:
             pass
-        except (RemoteProtocolError, ConnectionError) as error:
+        except (RemoteProtocolError, ConnectionError, TimeoutError) as error:
             log.debug("connection ended: %r", error)
+        except OSError as error:
+            if not self._stopping.is_set():
+                raise
+            log.debug("connection cut by close(): %r", error)
         finally:
             conn.close()
             with self._lock:
-                self._threads.discard(threading.current_thread())
+                self._threads.pop(threading.current_thread(), None)
 
     def close(self, timeout: float | None = 5.0) -> None:
-        """Stop accepting, then wait up to ``timeout`` seconds for running handlers."""
+        """Stop accepting, wait up to ``timeout`` seconds (in all) for running handlers, then
+        cut the connections of those still running, so that none outlives the server.
+
+        A handler blocked on a silent peer wakes up to an end of stream and returns.
+        """
         self._stopping.set()
         self.socket.close()
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             threads = list(self._threads)
         for thread in threads:
-            thread.join(timeout)
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            left = dict(self._threads)
+        for sock in left.values():
+            with contextlib.suppress(OSError):  # already closed by its handler
+                sock.shutdown(socket.SHUT_RDWR)
+        for thread in left:
+            thread.join(CLOSE_TIMEOUT)
 
 
 def serve(
@@ -309,13 +334,15 @@ def serve(
     port: int = 0,
     *,
     backlog: int = 128,
+    timeout: float | None = None,
 ) -> SyncServer[SendT, EventT]:
     """Bind and listen on ``host:port``; call ``serve_forever()`` on the result to accept.
 
     ``factory`` makes a fresh server-role codec per connection. ``handler`` gets the
-    ``SyncConnection``; when it returns (or raises) the connection is closed.
-    ``ConnectionClosed``, ``RemoteProtocolError`` (already answered) and connection resets
-    end a handler quietly; anything else propagates out of its thread.
+    ``SyncConnection``; when it returns (or raises) the connection is closed. ``timeout``
+    bounds each read and write on a connection (see ``SyncServer``).
+    ``ConnectionClosed``, ``RemoteProtocolError`` (already answered), connection resets and
+    time-outs end a handler quietly; anything else propagates out of its thread.
     """
     listener = socket.create_server((host, port), backlog=backlog)
-    return SyncServer(listener, factory, handler)
+    return SyncServer(listener, factory, handler, timeout=timeout)

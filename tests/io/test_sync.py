@@ -9,8 +9,8 @@ import time
 import pytest
 
 from s3p_codec import Role
-from s3p_codec.io.sync import SyncConnection, connect
-from tests.io.backends import read_all, tcp_pair
+from s3p_codec.io.sync import SyncConnection, SyncServer, connect, serve
+from tests.io.backends import read_all, read_exactly, tcp_pair
 from tests.io.linecodec import Line, LineConnection
 
 pytestmark = [pytest.mark.network, pytest.mark.timeout(30)]
@@ -69,3 +69,83 @@ def test_a_write_keeps_to_the_socket_timeout_as_a_whole() -> None:
         stop.set()
         conn.close()
         reader.join(5)
+
+
+# --- the threaded server ------------------------------------------------------------------------
+
+
+def _echo(conn: SyncConnection[Line, Line]) -> None:
+    for line in conn:
+        conn.send(line)
+
+
+def _running(timeout: float | None) -> tuple[SyncServer[Line, Line], threading.Thread]:
+    server = serve(lambda: LineConnection(Role.SERVER), _echo, timeout=timeout)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, thread
+
+
+def _handlers(server: SyncServer[Line, Line]) -> int:
+    return len(server._threads)
+
+
+def test_server_timeout_closes_a_silent_connection() -> None:
+    server, thread = _running(timeout=0.3)
+    try:
+        with socket.create_connection(server.address, timeout=5) as sock:
+            began = time.monotonic()
+            assert sock.recv(10) == b""  # the server gave up on us: end of stream
+            assert 0.2 < time.monotonic() - began < 3
+            deadline = time.monotonic() + 3
+            while _handlers(server) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert _handlers(server) == 0
+    finally:
+        server.close()
+        thread.join(5)
+
+
+def test_server_timeout_leaves_a_talking_connection_alone() -> None:
+    server, thread = _running(timeout=0.5)
+    try:
+        with connect(LineConnection(Role.CLIENT), *server.address, timeout=5) as conn:
+            for index in range(4):
+                time.sleep(0.2)  # each pause shorter than the time-out, all of them longer
+                conn.send(Line(b"%d" % index))
+                assert conn.next_event() == Line(b"%d" % index)
+    finally:
+        server.close()
+        thread.join(5)
+
+
+def test_close_cuts_connections_whose_handlers_outlive_the_grace_period() -> None:
+    server, thread = _running(timeout=None)
+    with socket.create_connection(server.address, timeout=5) as sock:
+        sock.sendall(b"hello\n")
+        assert read_exactly(sock, 6) == b"hello\n"
+        # The handler now waits for a peer that says nothing more, with no time-out.
+        began = time.monotonic()
+        server.close(timeout=0.2)
+        assert time.monotonic() - began < 3
+        assert _handlers(server) == 0
+        assert sock.recv(10) == b""  # and the client sees the connection end
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+def test_close_waits_for_all_handlers_within_one_grace_period() -> None:
+    server, thread = _running(timeout=None)
+    socks = [socket.create_connection(server.address, timeout=5) for _ in range(4)]
+    try:
+        for sock in socks:
+            sock.sendall(b"x\n")
+            assert read_exactly(sock, 2) == b"x\n"
+        began = time.monotonic()
+        server.close(timeout=0.3)
+        assert time.monotonic() - began < 0.3 + 2  # not 4 x 0.3 s one after the other
+        assert _handlers(server) == 0
+    finally:
+        for sock in socks:
+            sock.close()
+        thread.join(5)
