@@ -1,4 +1,4 @@
-"""Capture files to TCP segments: pcap and pcapng (optionally gzip-compressed), via dpkt.
+"""Capture files to TCP segments: pcap and pcapng (optionally gzip-compressed).
 
 Link layers: Ethernet (VLAN tags included, as dpkt decodes them), Linux cooked captures SLL and
 SLL2 (``tcpdump -i any``), BSD loopback NULL and LOOP (and raw IP). Network layers: IPv4 and
@@ -8,8 +8,10 @@ This module is the first of the three pure steps of the capture pipeline (segmen
 grouping by flow, decoding per flow); ``read_segments`` depends only on its arguments, so a Spark
 task can call it on one file of a rotated capture set while other tasks read the others.
 
-Known limit: dpkt's pcapng reader uses the link type of the first interface of a file; pcapng
-files that mix link types across interfaces are read as if all had the first one.
+Classic pcap files are read here (so that a file cut inside a packet is reported as such);
+pcapng through dpkt. Known limit: dpkt's pcapng reader uses the link type of the first
+interface of a file; pcapng files that mix link types across interfaces are read as if all had
+the first one.
 """
 
 from __future__ import annotations
@@ -138,7 +140,56 @@ def open_capture(path: str) -> IO[bytes]:
     return maybe_gunzip(open(path, "rb"))
 
 
+_PCAP_MAGIC = {
+    b"\xd4\xc3\xb2\xa1": ("<", 1_000_000),
+    b"\xa1\xb2\xc3\xd4": (">", 1_000_000),
+    b"\x4d\x3c\xb2\xa1": ("<", 1_000_000_000),  # nanosecond timestamps
+    b"\xa1\xb2\x3c\x4d": (">", 1_000_000_000),
+}
+_MIN_SANE_CAPLEN = 1 << 18
+"""A record longer than both this and the file's snap length is corruption, not a packet."""
+
+
+def _classic_records(
+    stream: IO[bytes], name: str, order: str, divisor: int, snaplen: int
+) -> Iterator[tuple[float, bytes]]:
+    """The records of a classic pcap file after its 24-byte header.
+
+    Read here rather than by dpkt, whose reader hands out a packet cut short by the end of the
+    file as if it were whole: a capture killed mid-write must say where it breaks off.
+    """
+    record = struct.Struct(order + "IIII")
+    limit = max(snaplen, _MIN_SANE_CAPLEN)
+    read = stream.read
+    number = 0
+    while head := read(16):
+        number += 1
+        if len(head) < 16:
+            raise CaptureFileError(
+                name, f"broken after packet {number - 1} (record header cut at {len(head)} of 16)"
+            )
+        sec, frac, caplen, _ = record.unpack(head)
+        if caplen > limit:
+            raise CaptureFileError(
+                name, f"broken at packet {number} (claims {caplen} bytes, snap length {snaplen})"
+            )
+        data = read(caplen)
+        if len(data) < caplen:
+            raise CaptureFileError(
+                name, f"broken inside packet {number} ({len(data)} of its {caplen} bytes)"
+            )
+        yield sec + frac / divisor, data
+
+
 def _reader(stream: IO[bytes], name: str) -> tuple[Iterable[tuple[float, bytes]], int]:
+    head = stream.read(24)
+    known = _PCAP_MAGIC.get(head[:4])
+    if known is not None and len(head) == 24:
+        order, divisor = known
+        snaplen, network = struct.unpack(order + "II", head[16:24])
+        records = _classic_records(stream, name, order, divisor, snaplen)
+        return records, network & 0x0FFFFFFF  # the upper bits carry FCS information
+    stream.seek(0)
     try:
         reader = dpkt.pcap.UniversalReader(stream)
     except (ValueError, dpkt.Error, struct.error, EOFError, OSError) as exc:

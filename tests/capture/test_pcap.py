@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import socket
+import struct
 from pathlib import Path
 
 import dpkt
@@ -10,7 +12,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from s3p_codec.capture import CaptureFileError, capture_order, read_segments, segments_from_bytes
+from s3p_codec.capture import (
+    CaptureFileError,
+    capture_order,
+    read_packets,
+    read_segments,
+    segments_from_bytes,
+)
 from s3p_codec.capture.pcap import (
     LINKTYPE_ETHERNET,
     LINKTYPE_LINUX_SLL,
@@ -103,6 +111,54 @@ def test_a_file_cut_mid_record_gives_its_whole_records_then_raises(tmp_path: Pat
     assert got[-1].payload == b"abc"
     with pytest.raises(CaptureFileError, match="broken after packet 4"):
         next(reader)
+
+
+def test_a_file_cut_inside_a_packet_body_says_so_after_its_whole_packets(
+    tmp_path: Path,
+) -> None:
+    f = Flow()
+    data = write_capture(f.handshake() + f.send(True, b"abcdef"))
+    path = tmp_path / "cut.pcap"
+    path.write_bytes(data[:-3])  # the last packet lost its last three bytes
+    reader = read_segments(str(path))
+    assert len([next(reader) for _ in range(3)]) == 3  # the handshake, whole
+    with pytest.raises(CaptureFileError, match="broken inside packet 4"):
+        next(reader)
+
+
+def test_a_record_longer_than_any_snap_length_is_corruption(tmp_path: Path) -> None:
+    data = bytearray(write_capture(Flow().handshake()))
+    struct.pack_into("<I", data, 24 + 8, 1 << 30)  # first record's captured length: 1 GiB
+    path = tmp_path / "corrupt.pcap"
+    path.write_bytes(bytes(data))
+    with pytest.raises(CaptureFileError, match=r"broken at packet 1 \(claims 1073741824 bytes"):
+        list(read_segments(str(path)))
+
+
+@pytest.mark.parametrize("nano", [False, True])
+@pytest.mark.parametrize("big_endian", [False, True])
+def test_classic_pcap_reads_as_dpkt_reads_it(nano: bool, big_endian: bool) -> None:
+    f = Flow()
+    frames = [(ts + 0.123456789, buf) for ts, buf in f.handshake() + f.send(True, b"xyz")]
+    data = write_capture(frames, nano=nano)
+    if big_endian:  # rewrite every header field big-endian, as a big-endian machine writes
+        data = _swap_endianness(data)
+    with_dpkt = [(float(ts), bytes(buf)) for ts, buf in dpkt.pcap.Reader(io.BytesIO(data))]
+    ours = [(p.ts, p.data) for p in read_packets("x.pcap", io.BytesIO(data))]
+    assert ours == with_dpkt
+    assert len(ours) == 4
+
+
+def _swap_endianness(data: bytes) -> bytes:
+    out = bytearray(data[:24])
+    magic, major, minor, zone, sigfigs, snaplen, network = struct.unpack("<IHHiIII", data[:24])
+    out[:24] = struct.pack(">IHHiIII", magic, major, minor, zone, sigfigs, snaplen, network)
+    at = 24
+    while at < len(data):
+        fields = struct.unpack_from("<IIII", data, at)
+        out += struct.pack(">IIII", *fields) + data[at + 16 : at + 16 + fields[2]]
+        at += 16 + fields[2]
+    return bytes(out)
 
 
 def test_capture_errors_pickle() -> None:
