@@ -18,6 +18,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE)]
+
+import dictionaries  # noqa: E402  (needs the paths above)
+
 SMOKE_SECONDS = 4
 
 
@@ -31,9 +35,12 @@ def run_one(name: str, path: Path, seconds: int, runs: int | None) -> tuple[int,
     crashes = HERE / "crashes"
     for folder in (seeds, work, crashes):
         folder.mkdir(parents=True, exist_ok=True)
+    dictionary = work.parent / f"{name}.dict"
+    dictionary.write_text(dictionaries.render(name))
     cmd = [
         sys.executable,
         str(path),
+        f"-dict={dictionary}",
         f"-max_total_time={seconds}",
         f"-artifact_prefix={crashes}/{name}-",
         "-print_final_stats=1",
