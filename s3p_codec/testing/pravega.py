@@ -6,6 +6,20 @@ with ``reply=False``: the server must close, and ``code`` names the case (``prav
 as this library's server-role codec raises it. Every case starts with a valid ``Hello``, so the
 frame after it is judged by the framing, not by a missing handshake; the server's ``Hello`` in
 answer is not counted as an answer to the case.
+
+Limits are hit exactly (``edge_cases``: must be accepted) and by one more (``malformed``): the
+frame length ("Max payload 0xFFFFFF"), a 65535-byte string, ``Limits.max_writers``, and the
+sizes inside an append block that must add up ("0 <= sizeOfWholeEvents <= block content", "the
+rest of the block is exactly one PARTIAL_EVENT or PADDING frame", numEvents, dataLen).
+
+Client direction (fuzz your own Pravega client): ``reply_wire()`` gives replies as this
+library's server-role codec writes them, ``requests_for(reply)`` what the client sent first;
+``malformed_replies()`` gives server byte streams a strict client must refuse (lengths off by
+one, over the limit from the header alone, cut after every field, undefined or request type
+codes, bad modified UTF-8, incompatible Hello), each with the ``code`` this library's
+client-role codec raises and ``pending``, the requests sent first; ``reply_edge_cases()``
+replies it must accept. This library's client does not track appends, so acks in illegal orders
+(a DataAppended for a writer never set up) are not among them.
 """
 
 from __future__ import annotations
@@ -30,6 +44,7 @@ __all__ = [
     "reply_wire",
     "request_wire",
     "requests",
+    "requests_for",
 ]
 
 E = pravega.ErrorCode
@@ -657,6 +672,11 @@ class _Reader:
         self._conn = pravega.Connection(Role.CLIENT)
         self._conn.send(pravega.Hello())
         self._answer = Answer()
+        # A malformed case's valid preamble (SetupAppend, a first good block) is answered
+        # before the broken frame is seen; a server that accepts the broken frame is still
+        # caught, as it does not close.
+        preamble: tuple[type, ...] = (pravega.Hello, pravega.AppendSetup, pravega.DataAppended)
+        self._preamble = preamble if isinstance(sent, Malformed) else (pravega.Hello,)
 
     def feed(self, data: bytes) -> Answer:
         if self._answer.problem:
@@ -664,11 +684,8 @@ class _Reader:
         try:
             self._conn.receive_data(data)
             for event in self._conn.events():
-                if (
-                    isinstance(event, pravega.Hello | pravega.KeepAlive)
-                    and not self._answer.complete
-                ) and isinstance(event, pravega.Hello):
-                    continue  # the answer to our Hello, not to the case
+                if isinstance(event, self._preamble) and not self._answer.complete:
+                    continue  # the answer to our Hello (or the preamble), not to the case
                 self._answer = Answer(True, None, False, None, repr(event)[:200])
         except ProtocolError as exc:
             self._answer = attrs.evolve(self._answer, finished=True, problem=str(exc)[:200])
