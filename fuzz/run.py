@@ -5,8 +5,9 @@
     python fuzz/run.py --smoke                          # what the test command runs
 
 Each harness runs in its own process, starts from its seed corpus ``fuzz/corpus/<name>/`` and
-grows a working corpus under ``fuzz/work/<name>/`` (not committed). A crash fails the run and
-leaves its input under ``fuzz/crashes/``.
+grows a working corpus under ``fuzz/work/<name>/`` (not committed), with the dictionary
+``fuzz/work/<name>.dict`` (see ``dictionaries.py``) and its log in ``fuzz/work/<name>.log``.
+A crash fails the run and leaves its input under ``fuzz/crashes/``.
 """
 
 from __future__ import annotations
@@ -49,11 +50,16 @@ def run_one(name: str, path: Path, seconds: int, runs: int | None) -> tuple[int,
     ]
     if runs is not None:
         cmd.insert(2, f"-runs={runs}")
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=HERE.parent)
-    stats = _stats(proc.stderr)
+    # libFuzzer's progress goes to work/<name>.log, to follow a long campaign with tail -f.
+    log = work.parent / f"{name}.log"
+    with log.open("w") as sink:
+        proc = subprocess.run(
+            cmd, stdout=sink, stderr=subprocess.STDOUT, check=False, cwd=HERE.parent
+        )
+    text = log.read_text(errors="replace")
     if proc.returncode != 0:
-        sys.stderr.write(proc.stderr[-4000:])
-    return proc.returncode, stats
+        sys.stderr.write(text[-4000:])
+    return proc.returncode, _stats(text)
 
 
 def _stats(log: str) -> dict[str, str]:
