@@ -31,10 +31,9 @@ import attrs
 from hypothesis import strategies as st
 
 from s3p_codec import ProtocolError, Role, pravega
-from s3p_codec.testing.strategies import Answer, Malformed, Valid
+from s3p_codec.testing.strategies import Answer, Malformed, MalformedReply, Valid
 
 __all__ = [
-    "MalformedReply",
     "Target",
     "edge_cases",
     "malformed",
@@ -426,26 +425,17 @@ def edge_cases(limits: pravega.Limits | None = None) -> st.SearchStrategy[Valid]
 # --- client direction: replies, and replies a strict client must refuse -----------------------
 
 
-@attrs.frozen(slots=True)
-class MalformedReply:
-    """Bytes a strict CLIENT must refuse, after sending ``pending`` (its own requests, Hello
-    first). The server's stream ends after ``data`` (it closes), so a frame cut short is seen
-    as cut. ``code``/``fatal``: what this library's client-role codec raises; a client gets no
-    error reply (``reply`` is always False)."""
-
-    label: str
-    data: bytes
-    code: str | int
-    fatal: bool = True
-    pending: tuple[object, ...] = ()
-    reply: bool = False
-
-
 def _bad_reply(
-    label: str, data: bytes, code: E, pending: tuple[object, ...] = ()
+    label: str,
+    data: bytes,
+    code: E,
+    pending: tuple[object, ...] = (),
+    *,
+    half_close: bool = False,
 ) -> MalformedReply:
+    """A case after the client's Hello; ``half_close``: the server then ends the stream."""
     return MalformedReply(
-        label=label, data=data, code=code, fatal=True, pending=(pravega.Hello(), *pending)
+        label, data, code, True, (pravega.Hello(), *pending), half_close=half_close
     )
 
 
@@ -509,6 +499,7 @@ def _cut_replies() -> list[MalformedReply]:
                     HELLO + wire[:at],
                     E.BAD_FRAME,
                     pending,
+                    half_close=True,
                 )
             )
     return cases
@@ -553,6 +544,7 @@ def _reply_framing(lim: pravega.Limits) -> list[MalformedReply]:
             "SegmentCreated length +1 byte, then end of stream",
             HELLO + with_len(created, len(created) - 7),
             E.BAD_FRAME,
+            half_close=True,
         ),
         _bad_reply(
             "SegmentCreated length +1 byte, the next headers read misaligned",
@@ -624,8 +616,9 @@ def malformed_replies(limits: pravega.Limits | None = None) -> st.SearchStrategy
     def cut_anywhere(reply: pravega.Command, data: st.DataObject) -> MalformedReply:
         wire = pravega.encode(reply)
         cut = data.draw(st.integers(1, len(wire) - 1))
+        pending = requests_for(reply)[1:]
         return _bad_reply(
-            "reply cut by end of stream", HELLO + wire[:cut], E.BAD_FRAME, requests_for(reply)[1:]
+            "reply cut by end of stream", HELLO + wire[:cut], E.BAD_FRAME, pending, half_close=True
         )
 
     return st.one_of(

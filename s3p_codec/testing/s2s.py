@@ -33,10 +33,9 @@ import zstandard
 from hypothesis import strategies as st
 
 from s3p_codec import ProtocolError, Role, s2s
-from s3p_codec.testing.strategies import Answer, Malformed, Valid
+from s3p_codec.testing.strategies import Answer, Malformed, MalformedReply, Valid
 
 __all__ = [
-    "MalformedReply",
     "Target",
     "append_inputs",
     "edge_cases",
@@ -332,21 +331,6 @@ def edge_cases(limits: s2s.Limits | None = None) -> st.SearchStrategy[Valid]:
 
 
 # --- client direction: server frames, and server bytes a strict client must refuse -------------
-
-
-@attrs.frozen(slots=True)
-class MalformedReply:
-    """A server's whole HTTP/1.1 response (head and chunked body) a strict CLIENT must refuse,
-    after sending ``pending`` (the ``SessionRequest`` first, then its ``AppendInput``s). The
-    server closes after ``data``. ``code``/``fatal``: what this library's client-role codec
-    raises; a client sends no error reply (``reply`` is always False)."""
-
-    label: str
-    data: bytes
-    code: str | int
-    fatal: bool = True
-    pending: tuple[object, ...] = ()
-    reply: bool = False
 
 
 APPEND_REQUEST = s2s.SessionRequest(s2s.Session.APPEND, STREAM, token=TOKEN)

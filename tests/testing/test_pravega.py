@@ -15,23 +15,26 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s3p_codec import RemoteProtocolError, Role, pravega
-from s3p_codec.testing import Malformed, Valid, chunkings, live
+from s3p_codec.testing import Malformed, MalformedReply, Valid, chunkings, live
 from s3p_codec.testing import pravega as cases
 
 LIMITS = pravega.Limits()
 SMALL = pravega.Limits(max_frame=4096, max_writers=3)
-MalformedReply = cases.MalformedReply
 
 
 def _feed(
-    conn: pravega.Connection, pieces: Iterable[bytes], pending: tuple[object, ...] = ()
+    conn: pravega.Connection,
+    pieces: Iterable[bytes],
+    pending: tuple[object, ...] = (),
+    *,
+    end: bool = True,
 ) -> tuple[list[object], RemoteProtocolError | None]:
-    """Send ``pending``, feed ``pieces`` then end of stream; the events and the error raised."""
+    """Send ``pending``, feed ``pieces`` then (``end``) end of stream; the events and error."""
     for request in pending:
         conn.send(request)  # type: ignore[arg-type]
     events: list[object] = []
     try:
-        for piece in [*pieces, b""]:
+        for piece in [*pieces, b""] if end else pieces:
             conn.receive_data(piece)
             events.extend(conn.events())
     except RemoteProtocolError as exc:
@@ -46,11 +49,12 @@ def _refused(case: Malformed | MalformedReply, error: RemoteProtocolError | None
 
 
 def _server_case(case: Malformed, pieces: Iterable[bytes], limits: pravega.Limits) -> None:
-    _refused(case, _feed(pravega.Connection(Role.SERVER, limits), pieces)[1])
+    _refused(case, _feed(pravega.Connection(Role.SERVER, limits), pieces, end=case.half_close)[1])
 
 
 def _client_case(case: MalformedReply, pieces: Iterable[bytes], limits: pravega.Limits) -> None:
-    _refused(case, _feed(pravega.Connection(Role.CLIENT, limits), pieces, case.pending)[1])
+    conn = pravega.Connection(Role.CLIENT, limits)
+    _refused(case, _feed(conn, pieces, case.pending, end=case.half_close)[1])
 
 
 def _labels(strategy: st.SearchStrategy[Malformed | MalformedReply | Valid]) -> set[str]:

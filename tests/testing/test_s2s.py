@@ -16,11 +16,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, RemoteProtocolError, Role, s2s
-from s3p_codec.testing import Malformed, Valid, chunkings, live
+from s3p_codec.testing import Malformed, MalformedReply, Valid, chunkings, live
 from s3p_codec.testing import s2s as cases
 
 LIMITS = s2s.Limits()
-MalformedReply = cases.MalformedReply
 
 
 def _server(pieces: Iterable[bytes]) -> tuple[list[object], RemoteProtocolError | None]:
@@ -40,15 +39,15 @@ def _server(pieces: Iterable[bytes]) -> tuple[list[object], RemoteProtocolError 
 
 
 def _client(
-    pieces: Iterable[bytes], pending: tuple[object, ...]
+    pieces: Iterable[bytes], pending: tuple[object, ...], *, end: bool = True
 ) -> tuple[list[object], RemoteProtocolError | None]:
-    """Our client-role codec after sending ``pending``, fed ``pieces`` then a close."""
+    """Our client-role codec after sending ``pending``, fed ``pieces`` then (``end``) a close."""
     conn = s2s.Http1Connection(Role.CLIENT, host="127.0.0.1")
     for request in pending:
         conn.send(request)  # type: ignore[arg-type]
     events: list[object] = []
     try:
-        for piece in [*pieces, b""]:
+        for piece in [*pieces, b""] if end else pieces:
             conn.receive_data(piece)
             events.extend(conn.events())
     except RemoteProtocolError as exc:
@@ -66,7 +65,7 @@ def _refused_by_server(case: Malformed, pieces: Iterable[bytes]) -> None:
 
 
 def _refused_by_client(case: MalformedReply, pieces: Iterable[bytes]) -> None:
-    _, error = _client(pieces, case.pending)
+    _, error = _client(pieces, case.pending, end=case.half_close)
     assert error is not None, f"{case.label}: accepted"
     assert error.code == case.code, f"{case.label}: {error!r}"
     assert error.fatal == case.fatal, f"{case.label}: {error!r}"
