@@ -199,6 +199,37 @@ def _orders() -> st.SearchStrategy[Malformed]:
                 "AppendBlock before SetupAppend", _frame(3, writer + b"\0" * 8), E.INVALID_APPEND
             ),
             _case("AppendBlockEnd before SetupAppend", _frame(4, writer + end), E.INVALID_APPEND),
+            # "It is not valid to attempt to start a new partial message before completing the
+            # previous one": AppendBlock "is followed directly by AppendBlockEnd".
+            _case(
+                "AppendBlock directly after an AppendBlock",
+                SETUP + _block(_TWO) + _block(_TWO),
+                E.INVALID_APPEND,
+            ),
+            _case(
+                "another command between AppendBlock and AppendBlockEnd",
+                SETUP + _block(_TWO) + pravega.encode(pravega.KeepAlive()),
+                E.INVALID_APPEND,
+            ),
+            _case(
+                "AppendBlockEnd of another writer",
+                SETUP
+                + pravega.encode(pravega.SetupAppend(2, uuid.UUID(int=2), SEGMENT))
+                + _block(_TWO)
+                + pravega.encode(pravega.AppendBlockEnd(uuid.UUID(int=2), len(_TWO), b"", 2, 1)),
+                E.INVALID_APPEND,
+            ),
+            _case(
+                "PARTIAL_EVENT outside an append block",
+                SETUP + _frame(-2, b"abc"),
+                E.UNEXPECTED_COMMAND,
+            ),
+            _case(
+                "end of stream inside an append block",
+                SETUP + _block(_TWO),
+                E.BAD_FRAME,
+                half_close=True,
+            ),
         ]
     )
 

@@ -70,6 +70,18 @@ def test_every_aggregate_case_gets_its_error_from_our_server_codec(limits: prave
         _server_case(case, [case.data], limits)
 
 
+def test_every_order_case_gets_its_error_whole_and_split() -> None:
+    for case in cases._orders().elements:
+        _server_case(case, [case.data], LIMITS)
+
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        case = data.draw(cases._orders())
+        _server_case(case, data.draw(chunkings(case.data)), LIMITS)
+
+    check()
+
+
 def test_aggregate_cases_split_anywhere_get_the_same_error() -> None:
     @given(st.data())
     def check(data: st.DataObject) -> None:
@@ -127,7 +139,9 @@ def test_edge_cases_sit_exactly_at_the_limits() -> None:
 def test_new_server_categories_are_produced_by_malformed_and_edge_cases() -> None:
     labels = _labels(cases.malformed(SMALL))
     parts = ("header only", "sizeOfWholeEvents", "numEvents", "max_writers", "dataLen",
-             "PARTIAL_EVENT declares", "Event length", "lastEventNumber goes back")  # fmt: skip
+             "PARTIAL_EVENT declares", "Event length", "lastEventNumber goes back",
+             "directly after an AppendBlock", "another writer",
+             "inside an append block")  # fmt: skip
     for part in parts:
         assert any(part in label for label in labels), part
     edges = _labels(cases.edge_cases(SMALL))
