@@ -228,3 +228,11 @@ def test_client_codec_refuses_an_ack_for_a_writer_it_never_set_up() -> None:
     assert client.next_event() == pravega.Hello()
     with pytest.raises(RemoteProtocolError):
         client.next_event()
+
+
+def test_over_limit_reply_headers_come_without_their_payload() -> None:
+    headers_only = [c for c in cases._reply_framing(LIMITS) if "header only" in c.label]
+    assert len(headers_only) == 2
+    for case in headers_only:
+        assert len(case.data) == len(cases.HELLO) + 8, case.label
+        assert not case.half_close  # refused before any payload, no end of stream needed

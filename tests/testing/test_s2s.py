@@ -248,3 +248,11 @@ def test_cuts_cover_every_byte_of_every_sample_frame() -> None:
         cases.RESPONSE_HEAD,
     )
     assert len(cuts) == len(frame) - 1
+
+
+def test_over_limit_reply_headers_come_without_their_payload() -> None:
+    headers_only = [c for c in cases._reply_framing(LIMITS) if "header only" in c.label]
+    assert len(headers_only) == 2
+    for case in headers_only:
+        assert len(_frame_of(case.data, cases.RESPONSE_HEAD)) == 3, case.label
+        assert not case.half_close
