@@ -1,6 +1,14 @@
-"""Passive decoding of captured S2S sessions: S2S frames inside HTTP/1.1 bodies.
+"""Passive decoding of captured S2S sessions: S2S frames inside HTTP/1.1 or HTTP/2 bodies.
 
-One ``Observer`` per TCP connection, fed both directions. Requests are parsed with h11 (one
+One ``Observer`` per TCP connection, fed both directions. It picks the HTTP version from the
+first bytes the client sent: the HTTP/2 connection preface (``PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n``,
+what the official SDKs send to an ``http://`` endpoint) hands the connection to
+``observe_h2.Http2Observer`` (which needs the ``hpack`` package, in the ``capture`` extra);
+anything else is HTTP/1.1, decoded here. The server's bytes wait until the client's decide.
+Without any client bytes (the client's side lost or silent), a server side that opens with a
+SETTINGS frame is taken for HTTP/2.
+
+HTTP/1.1: requests are parsed with h11 (one
 h11 machine per direction, each told what the other side said so that both stay in step across
 keep-alive cycles); a request that opens an S2S session (``s2s.http.parse_request``) gets a
 fresh ``pair_id``, and the frames of both bodies are decoded by an ``s2s.Connection`` per body
@@ -31,6 +39,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import h11
 
@@ -55,12 +64,17 @@ from s3p_codec.s2s.http import (
     parse_request,
 )
 
+if TYPE_CHECKING:
+    from s3p_codec.s2s.observe_h2 import Http2Observer
+
 __all__ = ["Observer", "ObserverEvent"]
 
 ObserverEvent = SessionRequest | SessionResponse | ErrorResponse | Event
 _Output = ObserverOutput[ObserverEvent]
 _MAX_ERROR_BODY = 64 * 1024
 _CHUNKED = [(b"transfer-encoding", b"chunked")]
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+_MAX_HELD = 64 * 1024  # server bytes held while the client's first bytes are awaited
 
 
 class _BodyMap:
@@ -100,6 +114,100 @@ class _BodyMap:
 
 
 class Observer:
+    """Decodes both directions of one captured connection (HTTP/1.1 or HTTP/2) carrying S2S."""
+
+    def __init__(self) -> None:
+        self._inner: _Http1Observer | Http2Observer | _Undecodable | None = None
+        self._opening = bytearray()  # the client's bytes while the version is undecided
+        self._held: list[tuple[str, bytes | int]] = []  # the server's calls meanwhile
+        self._held_size = 0
+        self._failed: list[_Output] = []
+
+    def observe(self, direction: Direction, data: bytes) -> Sequence[_Output]:
+        if self._inner is not None:
+            return self._inner.observe(direction, data)
+        if direction is Direction.SERVER_TO_CLIENT:
+            self._held.append(("data", data))
+            self._held_size += len(data)
+            return self._decide(None) if self._held_size > _MAX_HELD else []
+        self._opening += data
+        size = min(len(self._opening), len(_H2_PREFACE))
+        if self._opening[:size] != _H2_PREFACE[:size]:
+            return self._decide(False)
+        return self._decide(True) if size == len(_H2_PREFACE) else []
+
+    def gap(self, direction: Direction, size: int) -> Sequence[_Output]:
+        if self._inner is not None:
+            return self._inner.gap(direction, size)
+        if direction is Direction.SERVER_TO_CLIENT:
+            self._held.append(("gap", size))
+            return []
+        out = self._decide(None)
+        return [*out, *self._current().gap(direction, size)]
+
+    def close(self, direction: Direction) -> Sequence[_Output]:
+        if self._inner is not None:
+            return self._inner.close(direction)
+        if direction is Direction.SERVER_TO_CLIENT:
+            self._held.append(("close", 0))
+            return []
+        out = self._decide(True if self._opening else None)
+        return [*out, *self._current().close(direction)]
+
+    def _current(self) -> _Http1Observer | Http2Observer | _Undecodable:
+        assert self._inner is not None
+        return self._inner
+
+    def _decide(self, http2: bool | None) -> list[_Output]:
+        """Hand the connection to one decoder and replay what was held back."""
+        if http2 is None:  # no word from the client: does the server open with SETTINGS?
+            first = b"".join(d for kind, d in self._held if isinstance(d, bytes))[:9]
+            http2 = first[3:4] == b"\x04" and first[5:9] == bytes(4)
+        out: list[_Output] = []
+        if http2:
+            try:
+                from s3p_codec.s2s.observe_h2 import Http2Observer  # noqa: PLC0415 - hpack
+            except ImportError as exc:
+                self._inner = _Undecodable()
+                error = RemoteProtocolError(
+                    f"decoding HTTP/2 needs the hpack package (s3p-codec[capture]): {exc}",
+                    code=ErrorCode.INTERNAL,
+                )
+                return [ObservedError(d, error, 0) for d in Direction]
+            self._inner = Http2Observer()
+        else:
+            self._inner = _Http1Observer()
+        inner = self._inner
+        if self._opening:
+            out += inner.observe(Direction.CLIENT_TO_SERVER, bytes(self._opening))
+        self._opening = bytearray()
+        for kind, item in self._held:
+            if kind == "data":
+                assert isinstance(item, bytes)
+                out += inner.observe(Direction.SERVER_TO_CLIENT, item)
+            elif kind == "gap":
+                assert isinstance(item, int)
+                out += inner.gap(Direction.SERVER_TO_CLIENT, item)
+            else:
+                out += inner.close(Direction.SERVER_TO_CLIENT)
+        self._held = []
+        return out
+
+
+class _Undecodable:
+    """What HTTP/2 turns into without the ``hpack`` package: nothing more to report."""
+
+    def observe(self, direction: Direction, data: bytes) -> Sequence[_Output]:
+        return []
+
+    def gap(self, direction: Direction, size: int) -> Sequence[_Output]:
+        return []
+
+    def close(self, direction: Direction) -> Sequence[_Output]:
+        return []
+
+
+class _Http1Observer:
     """Decodes both directions of one captured HTTP/1.1 connection that carries S2S sessions."""
 
     def __init__(self) -> None:
