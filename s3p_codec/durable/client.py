@@ -67,6 +67,8 @@ class ClientConnection:
         self._sse_base64 = False
         self._queue: deque[ClientEvent] = deque()
         self._eof = False
+        self._fed = 0  # bytes given to h11
+        self._head_start = 0  # stream offset where the response head being read began
 
     @property
     def role(self) -> Role:
@@ -104,6 +106,7 @@ class ClientConnection:
             raise LocalProtocolError(str(exc), code="http") from None
         self._request = event
         self._state = ConnectionState.BUSY
+        self._head_start = self._consumed()
         return out
 
     def _expect(self, request: Request | None, method: bytes, target: bytes) -> None:
@@ -113,6 +116,7 @@ class ClientConnection:
         self._h11.send(h11.EndOfMessage())
         self._request = request
         self._state = ConnectionState.BUSY
+        self._head_start = self._consumed()
 
     # -- receiving ------------------------------------------------------------------------
 
@@ -128,8 +132,24 @@ class ClientConnection:
             return
         try:
             self._h11.receive_data(data)
+            self._fed += len(data)
         except RuntimeError as exc:
             raise LocalProtocolError(str(exc), code="eof") from None
+
+    def _consumed(self) -> int:
+        """Stream offset of the first byte h11 has not turned into an event yet."""
+        return self._fed - len(self._h11.trailing_data[0])
+
+    def _check_head(self) -> None:
+        # h11 bounds a head only while it is incomplete; a head that arrived whole in one
+        # chunk is measured here, so the outcome never depends on how the bytes were split.
+        size = self._consumed() - self._head_start
+        if size > self.limits.max_header_size:
+            self._state = ConnectionState.ERROR
+            raise _fatal(
+                f"response head of {size} bytes is over the limit of {self.limits.max_header_size}"
+            )
+        self._head_start += size
 
     def next_event(self) -> ClientEvent | NeedData:
         """The next typed response or SSE event, or ``NEED_DATA``."""
@@ -150,8 +170,10 @@ class ClientConnection:
             if event is h11.NEED_DATA or event is h11.PAUSED:
                 return NEED_DATA
             if isinstance(event, h11.InformationalResponse):
+                self._check_head()
                 continue
             if isinstance(event, h11.Response):
+                self._check_head()
                 self._begin(event)
             elif isinstance(event, h11.Data):
                 self._data(event.data)

@@ -76,18 +76,13 @@ class _MeasuredClient(ClientConnection):
         super().__init__(limits)
         self.spans: deque[tuple[int, int]] = deque()
         self.failure_start: int | None = None  # where the unit a raised error breaks starts
-        self._fed = 0
         self._message_start = 0  # the end of the previous message
         self._last_end = 0  # the consumed offset after the last h11 event handled
         self._unit_start: int | None = None  # first body byte not yet in an SSE event
 
     def consumed(self) -> int:
         """Stream offset of the first byte h11 has not consumed (one copy of its buffer)."""
-        return self._fed - len(self._h11.trailing_data[0])
-
-    def receive_data(self, data: bytes) -> None:
-        super().receive_data(data)
-        self._fed += len(data)
+        return self._consumed()
 
     def next_event(self) -> ClientEvent | NeedData:
         self.failure_start = None
