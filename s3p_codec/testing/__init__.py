@@ -9,7 +9,9 @@ same names:
   over every limit, truncation, wrong types, bad UTF-8, nesting, missing and repeated fields,
   illegal flags, valid frames in illegal orders...), each carrying the error a strict peer must
   answer (``code``), whether it must close (``fatal``) and whether a reply is owed (``reply``);
-- ``Target``: the protocol as ``live.fuzz`` drives it against a running server.
+- ``Target``: the protocol as ``live.fuzz`` drives it against a running server;
+- ``reply_wire()`` and ``malformed_replies()`` (S3P, RustLog, Durable Streams): the same for
+  fuzzing clients (see below).
 
 Test your own S3P server in a few lines::
 
@@ -32,6 +34,34 @@ or let the driver do the checks and write the report::
     print(report.summary())
 
 The same from the shell: ``s3p-codec fuzz s3p 127.0.0.1:7500 --seconds 10 --seed 1``.
+
+The other direction, for clients: ``replies()``/``responses()`` and ``reply_wire()`` (valid
+replies and the bytes our server-role codec writes for them) and ``malformed_replies()``:
+``MalformedReply`` byte streams a strict client must refuse, each with the requests it has
+``pending`` and the ``code`` our client-role codec raises. Test your own client by serving
+``case.data`` from a loopback socket::
+
+    import socket, threading
+    import pytest
+    from hypothesis import given, settings
+    from s3p_codec.testing import s3p as s3p_cases
+
+    @settings(max_examples=50, deadline=None)
+    @given(s3p_cases.malformed_replies().filter(lambda case: len(case.pending) == 1))
+    def test_my_client_fails_cleanly_on_bad_replies(case):
+        with socket.create_server(("127.0.0.1", 0)) as listener:
+            def serve():
+                peer, _ = listener.accept()
+                with peer:
+                    peer.recv(65536)               # the client's request
+                    peer.sendall(case.data)        # the broken reply
+                    if case.half_close:
+                        peer.shutdown(socket.SHUT_WR)
+                    peer.recv(1)                   # until the client hangs up
+            threading.Thread(target=serve, daemon=True).start()
+            client = MyClient(*listener.getsockname(), timeout=2)
+            with pytest.raises(MyClient.ProtocolError):   # typed, no hang, no crash
+                client.request(case.pending[0])
 
 
 Needs hypothesis (``pip install s3p-codec[testing]``); importing this package alone does not

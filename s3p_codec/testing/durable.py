@@ -535,6 +535,7 @@ def _reply_http() -> st.SearchStrategy[MalformedReply]:
         ("NUL in a header value", _response(b"200 OK", b"stream-next-offset: a\x00b\r\n")),
         ("server closed without a response", b""),
         ("only 100 Continue, then end", b"HTTP/1.1 100 Continue\r\n\r\n"),
+        ("101 Switching Protocols, no upgrade asked", b"HTTP/1.1 101 Switching Protocols\r\n\r\n"),
     ]
     half = {"server closed without a response", "only 100 Continue, then end"}
     return st.sampled_from(

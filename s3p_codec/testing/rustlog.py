@@ -35,6 +35,7 @@ __all__ = [
     "reply_wire",
     "request_for",
     "request_wire",
+    "requests_for",
     "requests",
     "responses",
 ]
@@ -302,6 +303,12 @@ _REQUEST_OF = {response: request for request, response in rustlog.RESPONSE_TO.it
 def request_for(response: rustlog.Response) -> rustlog.Request:
     """A request that ``response`` answers (its type - 0x80); a ``Ping`` for an ``Error``."""
     return _SAMPLE_REQUESTS[_REQUEST_OF.get(type(response), rustlog.Ping)]
+
+
+def requests_for(reply: rustlog.Response) -> tuple[rustlog.Request, ...]:
+    """``(request_for(reply),)``: the requests to send before ``reply``, as in the other
+    protocol modules."""
+    return (request_for(reply),)
 
 
 def _served(request: rustlog.Request, response: rustlog.Response) -> bytes:

@@ -32,6 +32,7 @@ __all__ = [
     "reply_wire",
     "request_for",
     "request_wire",
+    "requests_for",
     "requests",
 ]
 
@@ -366,6 +367,12 @@ def request_for(reply: s3p.Reply) -> s3p.Request:
     if isinstance(reply, s3p.AppendReply):
         return s3p.Append(b"s", (b"r",))
     return s3p.Read(b"s")
+
+
+def requests_for(reply: s3p.Reply) -> tuple[s3p.Request, ...]:
+    """``(request_for(reply),)``: the requests to send before ``reply``, as in the other
+    protocol modules."""
+    return (request_for(reply),)
 
 
 def _served(request: s3p.Request, reply: s3p.Reply) -> bytes:

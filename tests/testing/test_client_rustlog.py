@@ -104,7 +104,8 @@ def test_reply_wire_decodes_back_to_the_response_whole_and_split() -> None:
         response, wire = pair
         for pieces in ([wire], data.draw(chunkings(wire))):
             client = rustlog.Connection(Role.CLIENT)
-            client.send(cases.request_for(response))
+            for request in cases.requests_for(response):
+                client.send(request)
             got = []
             for piece in pieces:
                 client.receive_data(piece)
