@@ -433,7 +433,11 @@ def _reply_off_by_one(lim: s3p.Limits) -> st.SearchStrategy[MalformedReply]:
 
 
 def _reply_limits(lim: s3p.Limits) -> st.SearchStrategy[MalformedReply]:
-    """Lengths at and just over every bound the client keeps, from the header alone."""
+    """Lengths at and just over every bound the client keeps, from the header alone.
+
+    Besides ``limits``, the codec's fixed bounds: a ``$``/``*`` header line of 21 bytes (any
+    u64), a timestamp of 64 bytes, a Simple String or Error line of 4096 bytes.
+    """
     stamp = b"*2\r\n$3\r\n1-0\r\n"
     text = b"-ERR_BAD_FORMAT "
     cases = [
