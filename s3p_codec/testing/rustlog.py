@@ -17,6 +17,7 @@ strict client refuses, with the requests it had pending).
 
 from __future__ import annotations
 
+import base64
 import json
 import string
 
@@ -341,7 +342,8 @@ _PONG = _json({"type": "Pong"})
 
 
 def _reply_framing(lim: rustlog.Limits) -> st.SearchStrategy[MalformedReply]:
-    """Frame lengths of 0, at and over the limit (header only), cut headers."""
+    """Frame lengths of 0, at and over the limit (header only), cut headers; a record over
+    ``max_record_size`` when that limit is below the frame size (and small)."""
     at = lim.max_frame_size
     cases = [
         _refused("frame length 0", b"\0\0\0\0" + _frame(_PONG)),
@@ -351,6 +353,17 @@ def _reply_framing(lim: rustlog.Limits) -> st.SearchStrategy[MalformedReply]:
         _refused("frame length at the limit (header only), then end", at.to_bytes(4, "big"),
                  half_close=True),
     ]  # fmt: skip
+    size = lim.max_record_size + 1
+    if size <= 1 << 16 and size * 4 // 3 + 128 <= lim.max_frame_size:
+        # "Each record ≤ 10MB after Base64 decoding": checked when the limit is under the frame
+        # size; a well-framed response, so the error is not fatal.
+        record = {"offset": 0, "timestamp": 0, "payload": base64.b64encode(b"r" * size).decode()}
+        body = _json({"type": "FetchResponse", "records": [record], "next_offset": 1})
+        pending = (_SAMPLE_REQUESTS[rustlog.Fetch],)
+        cases.append(
+            _refused("record over the limit after base64", _frame(body), pending, TOO_LARGE,
+                     fatal=False)
+        )  # fmt: skip
     cut = st.integers(1, 3).map(
         lambda n: _refused("length header cut, then end", _frame(_PONG)[:n], half_close=True)
     )

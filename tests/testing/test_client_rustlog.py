@@ -74,13 +74,15 @@ def test_malformed_replies_split_anywhere_get_the_same_error() -> None:
 
 
 def test_malformed_replies_follow_the_client_limits_given() -> None:
-    limits = rustlog.Limits(max_frame_size=4096)
+    limits = rustlog.Limits(max_frame_size=4096, max_record_size=100)
 
     @given(cases.malformed_replies(limits))
     def check(case: MalformedReply) -> None:
         _assert_refused(case, _client_error(case, [case.data], limits=limits))
 
     check()
+    labels = {case.label for case in live.draw(cases.malformed_replies(limits), 300, seed=3)}
+    assert "record over the limit after base64" in labels
 
 
 def test_after_a_recoverable_reply_the_connection_still_pairs_responses() -> None:
@@ -143,3 +145,5 @@ def test_every_category_is_generated() -> None:
     labels = {case.label for case in live.draw(cases.malformed_replies(), 1500, seed=3)}
     missing = [label for label in CATEGORIES if label not in labels]
     assert not missing
+    # With the spec's limits a record can never outgrow its frame: no such case.
+    assert "record over the limit after base64" not in labels
