@@ -46,8 +46,13 @@ replies and the bytes our server-role codec writes for them) and ``malformed_rep
     from hypothesis import given, settings
     from s3p_codec.testing import s3p as s3p_cases
 
+    # One request each; an extra reply after a good one would show only on a later read.
+    cases = s3p_cases.malformed_replies().filter(
+        lambda case: len(case.pending) == 1 and "too many" not in case.label
+    )
+
     @settings(max_examples=50, deadline=None)
-    @given(s3p_cases.malformed_replies().filter(lambda case: len(case.pending) == 1))
+    @given(cases)
     def test_my_client_fails_cleanly_on_bad_replies(case):
         with socket.create_server(("127.0.0.1", 0)) as listener:
             def serve():
