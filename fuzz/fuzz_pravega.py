@@ -27,7 +27,7 @@ _SETUP = pravega.encode(pravega.SetupAppend(0, uuid.UUID(int=0), "segment"))
 
 
 def _feed_connection(role: Role, data: bytes, chunk: int, prefix: bytes) -> None:
-    conn = pravega.Connection(role, strict_strings=chunk % 2 == 0)
+    conn = pravega.Connection(role, strict_strings=chunk % 2 == 0, check_acks=chunk % 4 < 2)
     if prefix:
         conn.receive_data(prefix)
     step = step_for(chunk, len(data), 37)

@@ -127,6 +127,11 @@ class BlockWriter:
     def is_set_up(self, writer_id: uuid.UUID) -> bool:
         return writer_id in self._sessions
 
+    def last_sent(self, writer_id: uuid.UUID) -> int | None:
+        """The highest event number given to ``append`` for a set-up writer, else None."""
+        session = self._sessions.get(writer_id)
+        return None if session is None else session.last_event_number
+
     def setup(self, setup: SetupAppend) -> None:
         """Register a writer; call after writing its SetupAppend (and ``flush`` before that)."""
         self._sessions[setup.writer_id] = _Session(setup.writer_id, setup.request_id)

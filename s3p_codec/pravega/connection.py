@@ -17,6 +17,11 @@ raises ``INCOMPATIBLE_VERSION`` carrying that ``Hello`` as ``reply``; a client-r
 raises it when the server's range does not overlap ours. Otherwise ``negotiated_version`` becomes
 ``min(17, peer high)``. Other broken input closes a real server's connection without a reply, so
 those errors carry ``reply=None``.
+
+Client side, acknowledgements are checked against what this connection sent (writer ids are per
+connection, and a segment store acknowledges cumulatively): an ``AppendSetup`` or
+``DataAppended`` for a writer never set up here, a ``DataAppended`` for an event number never
+sent, or one lower than an earlier acknowledgement of the same writer is ``INVALID_APPEND``.
 """
 
 from __future__ import annotations
@@ -44,9 +49,11 @@ from s3p_codec.pravega.events import (
     Append,
     AppendBlock,
     AppendBlockEnd,
+    AppendSetup,
     CommandType,
     ConditionalAppend,
     ConditionalBlockEnd,
+    DataAppended,
     ErrorCode,
     Event,
     FlushAppends,
@@ -107,6 +114,8 @@ class Connection:
     ``block_size`` is the client block writer's block size (0: one block per event); it is
     lowered if a block of that size would not fit ``limits.max_frame``.
     ``strict_strings`` picks strict (default) or lenient modified UTF-8 (see ``mutf8``).
+    ``check_acks=False`` lets a client-role connection read acknowledgements of appends it did
+    not send itself (a proxy, or a test tool that writes requests as raw bytes).
     """
 
     def __init__(
@@ -116,8 +125,10 @@ class Connection:
         *,
         block_size: int = DEFAULT_BLOCK_SIZE,
         strict_strings: bool = True,
+        check_acks: bool = True,
     ) -> None:
         self._role = role
+        self._check_acks = check_acks and role is Role.CLIENT
         self.limits = limits = Limits() if limits is None else limits
         if block_size < 0:
             raise ValueError("block_size must not be negative")
@@ -137,6 +148,10 @@ class Connection:
         self._sends = REPLIES if role is Role.SERVER else REQUESTS
         self._writer = BlockWriter(block_size, max_event)
         self._reader = BlockReader(limits.max_writers)
+        self._acked: dict[uuid.UUID, int] = {}  # client: the last event number acknowledged
+        # Client: the highest event number a writer may be acknowledged for besides what the
+        # block writer sent: its ConditionalAppends, and AppendSetup's lastEventNumber.
+        self._ceiling: dict[uuid.UUID, int] = {}
         self.negotiated_version: int | None = None
         """``min(17, peer high)`` once the peer's Hello arrived and was compatible."""
 
@@ -195,7 +210,12 @@ class Connection:
             frame = self._writer.flush() + frame
             if type(event) is SetupAppend:
                 self._writer.setup(event)
+            elif type(event) is ConditionalAppend:
+                self._raise_ceiling(event.writer_id, event.event_number)
         return frame
+
+    def _raise_ceiling(self, writer: uuid.UUID, number: int) -> None:
+        self._ceiling[writer] = max(number, self._ceiling.get(writer, number))
 
     def receive_data(self, data: bytes) -> None:
         """Buffer bytes from the peer; ``b""`` means the peer closed.
@@ -309,7 +329,39 @@ class Connection:
             return self._server_event(event)
         if type(event) is Hello:
             self._hello(event)
+        elif (type(event) is DataAppended or type(event) is AppendSetup) and self._check_acks:
+            self._check_ack(event)
         return event
+
+    def _check_ack(self, event: DataAppended | AppendSetup) -> None:
+        """Refuse an acknowledgement of something this connection never sent."""
+        writer = event.writer_id
+        sent = self._writer.last_sent(writer)
+        name = type(event).__name__
+        if sent is None:
+            raise RemoteProtocolError(
+                f"{name} for writer {writer}, which this connection never set up",
+                code=ErrorCode.INVALID_APPEND,
+            )
+        if type(event) is AppendSetup:
+            self._raise_ceiling(writer, event.last_event_number)
+            return
+        assert type(event) is DataAppended
+        number = event.event_number
+        ceiling = max(sent, self._ceiling.get(writer, sent))
+        if number > ceiling:
+            raise RemoteProtocolError(
+                f"DataAppended acknowledges event {number} of writer {writer}; "
+                f"the last one sent is {ceiling}",
+                code=ErrorCode.INVALID_APPEND,
+            )
+        if number < self._acked.get(writer, number):
+            raise RemoteProtocolError(
+                f"DataAppended goes back to event {number} of writer {writer} after "
+                f"{self._acked[writer]}",
+                code=ErrorCode.INVALID_APPEND,
+            )
+        self._acked[writer] = number
 
     def _at_end(self) -> NeedData:
         if not self._eof:

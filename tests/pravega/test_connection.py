@@ -14,6 +14,8 @@ from s3p_codec import pravega as p
 from s3p_codec._core import Connection as ConnectionProtocol
 from tests.pravega.strategies import client_request, opaque_reply, server_reply
 
+LONG_MIN = -(1 << 63)
+
 W = uuid.UUID(int=7)
 
 
@@ -162,11 +164,88 @@ def test_round_trip_of_client_requests_through_connections(events: list[Any]) ->
     assert _without_appends(got) == events
 
 
+_ACKS = (p.AppendSetup, p.DataAppended)
+
+
 @given(st.lists(st.one_of(server_reply, opaque_reply), max_size=8))
 def test_round_trip_of_server_replies_through_connections(events: list[Any]) -> None:
+    # Acknowledgements need the appends they acknowledge: tested on their own below.
+    events = [event for event in events if not isinstance(event, _ACKS)]
     client = p.Connection(Role.CLIENT)
     client.receive_data(_conversation(events, Role.SERVER))
     assert list(client.events()) == events
+
+
+W1, W2 = uuid.UUID(int=1), uuid.UUID(int=2)
+
+
+def _client_with_appends() -> p.Connection:
+    """A client that set up W1 and W2 and sent events 0..4 of W1 (none of W2 yet)."""
+    client = p.Connection(Role.CLIENT, block_size=0)
+    client.send(p.SetupAppend(1, W1, "seg"))
+    client.send(p.SetupAppend(2, W2, "seg"))
+    client.send(p.Append(W1, 4, (b"a", b"b", b"c", b"d", b"e")))
+    client.send(p.FlushAppends())
+    return client
+
+
+def _acks(*events: p.Command) -> bytes:
+    return b"".join(p.encode(event) for event in events)
+
+
+def test_acknowledgements_of_sent_events_pass_in_order() -> None:
+    client = _client_with_appends()
+    replies = [
+        p.AppendSetup(1, "seg", W1, LONG_MIN),
+        p.AppendSetup(2, "seg", W2, LONG_MIN),
+        p.DataAppended(W1, 1, -1),
+        p.DataAppended(W1, 1, -1),  # the same point again is no step back
+        p.DataAppended(W1, 4, 1),
+    ]
+    client.receive_data(_acks(*replies))
+    assert list(client.events()) == replies
+
+
+@pytest.mark.parametrize(
+    ("reply", "words"),
+    [
+        (p.DataAppended(uuid.UUID(int=9), 0, -1), "never set up"),
+        (p.AppendSetup(1, "seg", uuid.UUID(int=9), LONG_MIN), "never set up"),
+        (p.DataAppended(W1, 5, 4), "acknowledges event 5 .* the last one sent is 4"),
+        (p.DataAppended(W2, 0, -1), "acknowledges event 0 .* the last one sent is -1"),
+    ],
+)
+def test_client_refuses_an_acknowledgement_of_what_it_never_sent(
+    reply: p.Command, words: str
+) -> None:
+    client = _client_with_appends()
+    client.receive_data(_acks(reply))
+    with pytest.raises(RemoteProtocolError, match=words) as info:
+        client.next_event()
+    assert info.value.code is p.ErrorCode.INVALID_APPEND
+    assert client.state is p.ConnectionState.ERROR
+
+
+def test_client_refuses_an_acknowledgement_going_back() -> None:
+    client = _client_with_appends()
+    client.receive_data(_acks(p.DataAppended(W1, 3, -1), p.DataAppended(W1, 2, 3)))
+    assert next(client.events()) == p.DataAppended(W1, 3, -1)
+    with pytest.raises(RemoteProtocolError, match="goes back to event 2") as info:
+        client.next_event()
+    assert info.value.code is p.ErrorCode.INVALID_APPEND
+
+
+def test_append_setup_and_conditional_appends_raise_what_may_be_acknowledged() -> None:
+    # After a reconnect the store reports events persisted earlier, and acknowledges up to them.
+    client = _client_with_appends()
+    client.send(p.ConditionalAppend(W2, 7, 0, b"x", 3))
+    replies = [
+        p.AppendSetup(1, "seg", W1, 20),
+        p.DataAppended(W1, 20, 4),
+        p.DataAppended(W2, 7, -1),
+    ]
+    client.receive_data(_acks(*replies))
+    assert list(client.events()) == replies
 
 
 @given(st.lists(client_request, max_size=5), st.data())
@@ -232,3 +311,14 @@ def test_random_bytes_give_events_or_our_errors_only(
     else:
         assert isinstance(error.code, p.ErrorCode)
         assert conn.state is p.ConnectionState.ERROR
+
+
+def test_check_acks_false_reads_acknowledgements_of_appends_sent_elsewhere() -> None:
+    client = p.Connection(Role.CLIENT, check_acks=False)
+    replies = [
+        p.AppendSetup(1, "seg", W2, LONG_MIN),
+        p.DataAppended(W1, 9, 3),
+        p.DataAppended(W1, 2),
+    ]
+    client.receive_data(_acks(*replies))
+    assert list(client.events()) == replies

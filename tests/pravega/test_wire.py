@@ -20,6 +20,10 @@ W = uuid.UUID("01234567-89ab-cdef-fedc-ba9876543210")
 
 def receive(role: Role, data: bytes, **kwargs: Any) -> list[object]:
     conn = p.Connection(role, **kwargs)
+    if role is Role.CLIENT:
+        # Acknowledgements for W must answer something sent: set W up, send up to event 2^40.
+        conn.send(p.SetupAppend(0, W, "seg"))
+        conn.send(p.ConditionalAppend(W, 1 << 40, 0, b"", -1))
     conn.receive_data(data)
     return list(conn.events())
 
