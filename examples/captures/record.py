@@ -2,7 +2,7 @@
 
 ::
 
-    sudo .venv/bin/python examples/captures/record.py            # all five protocols
+    sudo .venv/bin/python examples/captures/record.py            # every sample below
     sudo .venv/bin/python examples/captures/record.py s3p rustlog
 
 Needs tcpdump (Debian: ``apt-get install tcpdump``) and the right to capture on ``lo`` (root, or
@@ -14,13 +14,17 @@ printed, so tests can check that the decoded events are what the clients sent an
 The captures vary on purpose: ``s3p.pcap`` and ``pravega.pcap`` are plain Ethernet-framed
 loopback captures, ``rustlog.pcap`` is recorded on the ``any`` pseudo-interface (Linux cooked
 headers), ``durable.pcap.gz`` is gzip-compressed, ``s2s.pcap`` carries S2S appends and reads
-over HTTP/1.1 (a small client below: the example server also speaks HTTP/2, which the decoder
-does not read).
+over HTTP/1.1 (a small client below), ``s2s_h2.pcap`` the official SDK (PyPI ``s2-sdk``)
+speaking S2S over HTTP/2 with prior knowledge to the same example server: append sessions
+without, with zstd and with gzip compression, each on its own connection, then a read session
+asking for zstd (its ``.json`` lists, one JSON object a line, each batch appended with its ack
+and the records read).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gzip
 import json
 import shutil
@@ -89,6 +93,61 @@ def _s2s_client(port: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+S2S_SDK_BATCHES = {
+    "none": [["hello", "world"], ["again"]],
+    "zstd": [["z" * 1500], ["small"]],  # 1500 bytes: over the 1 KiB compression threshold
+    "gzip": [["g" * 1200, "h"]],
+}
+
+
+def _s2s_sdk(port: int) -> str:
+    """The official S2 SDK over HTTP/2: create a stream, append in sessions, read it back."""
+    import s2_sdk  # noqa: PLC0415 - only this step needs it
+
+    url = f"http://127.0.0.1:{port}"
+    lines: list[str] = []
+
+    def client(compression: str) -> s2_sdk.S2:
+        return s2_sdk.S2(
+            "demo", endpoints=s2_sdk.Endpoints(account=url, basin=url),
+            compression=s2_sdk.Compression(compression), retry=s2_sdk.Retry(max_attempts=1),
+        )  # fmt: skip
+
+    async def main() -> None:
+        async with client("none") as s2:
+            await s2.basin("demo-basin").create_stream("orders")
+        for compression, batches in S2S_SDK_BATCHES.items():
+            async with client(compression) as s2:
+                stream = s2.basin("demo-basin").stream("orders")
+                async with stream.append_session() as session:
+                    tickets = [
+                        await session.submit(
+                            s2_sdk.AppendInput(
+                                records=[s2_sdk.Record(body=b.encode()) for b in batch]
+                            )
+                        )
+                        for batch in batches
+                    ]
+                    for batch, ticket in zip(batches, tickets, strict=True):
+                        ack = await ticket
+                        lines.append(json.dumps({
+                            "compression": compression, "append": batch,
+                            "start": ack.start.seq_num, "end": ack.end.seq_num,
+                        }))  # fmt: skip
+        total = sum(len(b) for batches in S2S_SDK_BATCHES.values() for b in batches)
+        read: list[str] = []
+        async with client("zstd") as s2:
+            stream = s2.basin("demo-basin").stream("orders")
+            limit = s2_sdk.ReadLimit(count=total)
+            async with stream.read_session(start=s2_sdk.SeqNum(0), limit=limit) as reader:
+                async for batch in reader:
+                    read += [r.body.decode() for r in batch.records]
+        lines.append(json.dumps({"read": read}))
+
+    asyncio.run(asyncio.wait_for(main(), 30))
+    return "\n".join(lines) + "\n"
+
+
 PROTOCOLS: dict[str, dict[str, object]] = {
     "s3p": {
         "port": 7500,
@@ -135,6 +194,11 @@ PROTOCOLS: dict[str, dict[str, object]] = {
         "server": ["examples.s2_server", "--port", "8080", "--heartbeat", "1"],
         "steps": [_s2s_client],
     },
+    "s2s_h2": {
+        "port": 8080,
+        "server": ["examples.s2_server", "--port", "8080", "--heartbeat", "1"],
+        "steps": [_s2s_sdk],
+    },
 }
 
 
@@ -164,11 +228,13 @@ def record(name: str, tcpdump: str) -> Path:
             stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert dump.stderr is not None
-        dump.stderr.readline()  # "listening on lo, ..." once the capture runs
-        log = [_run_step(step, port) for step in spec["steps"]]  # type: ignore[attr-defined]
-        time.sleep(1.0)
-        dump.send_signal(signal.SIGINT)
-        dump.wait(timeout=10)
+        try:
+            dump.stderr.readline()  # "listening on lo, ..." once the capture runs
+            log = [_run_step(step, port) for step in spec["steps"]]  # type: ignore[attr-defined]
+            time.sleep(1.0)
+        finally:  # a failed step must not leave tcpdump writing into the next recording
+            dump.send_signal(signal.SIGINT)
+            dump.wait(timeout=10)
         stats = dump.stderr.read()
         if " 0 packets dropped by kernel" not in stats:
             print(f"{name}: tcpdump says: {stats.strip()}", file=sys.stderr)

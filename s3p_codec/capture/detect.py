@@ -13,6 +13,10 @@ entry applies, the first bytes each side sent are sniffed:
   target is S2's ``/v1/streams/<name>/records``; it carries Durable Streams when a request sends
   ``Stream-*`` or ``Producer-*`` headers or an ``offset=``/``live=`` query, or the response
   carries ``Stream-Next-Offset``-style headers.
+- HTTP/2 with prior knowledge (the official S2 SDKs): the client preface
+  ``PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n``, then frames; it carries S2S when a request's
+  header block (HPACK-decoded, in order, with the ``hpack`` package) names ``s2s/proto``, sends
+  ``s2-basin`` or has an S2 records ``:path``.
 
 Sniffing runs on both orientations of a conversation whose handshake was not captured, so it
 also tells which side is the client. The default port map (used only after sniffing gave up)
@@ -24,7 +28,7 @@ from __future__ import annotations
 import enum
 import re
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 import attrs
 
@@ -91,6 +95,8 @@ _HTTP_REQUEST = re.compile(rb"(GET|HEAD|POST|PUT|DELETE|PATCH|OPTIONS) \S+ HTTP/
 _HTTP_METHODS = (b"GET", b"HEAD", b"POST", b"PUT", b"DELETE", b"PATCH", b"OPTIONS")
 _S2S_TARGET = re.compile(rb"^\S+ (https?://[^/]*)?/v1/streams/[^/ ?]+/records[ ?]")
 _DURABLE_QUERY = re.compile(rb"[?&](offset|live|cursor)=")
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+_S2S_PATH = re.compile(rb"/v1/(streams/[^/?]+/records|basins/[^/?]+/streams/[^/?]+/(read|append))")
 
 
 def _sniff_s3p(data: bytes, done: bool) -> Sniff:
@@ -204,6 +210,49 @@ def _sniff_http(client: bytes, server: bytes, client_done: bool, server_done: bo
     return kind
 
 
+def _h2_requests(data: bytes) -> Iterator[dict[bytes, bytes]]:
+    """The header blocks a client sent on HTTP/2, decoded in order; stops where data ends."""
+    import hpack  # noqa: PLC0415 - in the capture extra; only HTTP/2 needs it
+
+    decoder = hpack.Decoder()
+    at, block = len(_H2_PREFACE), bytearray()
+    while at + 9 <= len(data):
+        length, kind, flags = int.from_bytes(data[at : at + 3], "big"), data[at + 3], data[at + 4]
+        payload = data[at + 9 : at + 9 + length]
+        if len(payload) < length:
+            return
+        at += 9 + length
+        if kind == 0x1:  # HEADERS: strip the pad length, padding and priority fields
+            pad = payload[0] if flags & 0x8 and payload else 0
+            payload = payload[(1 if flags & 0x8 else 0) + (5 if flags & 0x20 else 0) :]
+            block = bytearray(payload[: len(payload) - pad])
+        elif kind == 0x9:  # CONTINUATION
+            block += payload
+        if kind in (0x1, 0x9) and flags & 0x4:  # END_HEADERS
+            try:
+                yield {bytes(k): bytes(v) for k, v in decoder.decode(bytes(block), raw=True)}
+            except hpack.HPACKError:
+                return
+
+
+def _sniff_h2(client: bytes, client_done: bool) -> Sniff | str:
+    if not client.startswith(_H2_PREFACE):
+        more = _H2_PREFACE.startswith(client) and not client_done
+        return Sniff.MORE if more else Sniff.NO
+    try:
+        for headers in _h2_requests(client):
+            if (
+                b"s2s/proto" in headers.get(b"content-type", b"")
+                or b"s2s/proto" in headers.get(b"accept", b"")
+                or b"s2-basin" in headers
+                or _S2S_PATH.match(headers.get(b":path", b""))
+            ):
+                return "s2s"
+    except ImportError:
+        return Sniff.NO
+    return Sniff.NO if client_done or len(client) >= SNIFF_LIMIT else Sniff.MORE
+
+
 def sniff(
     first: bytes,
     second: bytes,
@@ -229,7 +278,10 @@ def sniff(
         http = _sniff_http(client, server, c_done, s_done)
         if isinstance(http, str):
             return Verdict(http, first_client)
-        if binary is Sniff.MORE or http is Sniff.MORE:
+        http2 = _sniff_h2(client, c_done)
+        if isinstance(http2, str):
+            return Verdict(http2, first_client)
+        if Sniff.MORE in (binary, http, http2):
             waiting = True
     if waiting and len(first) < SNIFF_LIMIT and len(second) < SNIFF_LIMIT:
         return None

@@ -20,9 +20,12 @@ hands a connection to it when the client opens with the connection preface
   client role for the response body, the session kind chosen by ``s2s.http.parse_request``
   from ``:method`` and ``:path``;
 - END_STREAM ends that side's body (leftover bytes of a partial S2S frame are an error);
-  RST_STREAM ends the stream both ways, dropping what is buffered, and frames still arriving on
-  it are passed over, as a peer does; GOAWAY, PING, WINDOW_UPDATE, PRIORITY and frame types
-  this code does not know are checked for their fixed sizes and skipped (no flow control).
+  RST_STREAM ends the sender's side of the stream, dropping what is buffered there ("MUST NOT
+  send additional frames for that stream"). The other side's frames already on their way still
+  decode; as that peer usually stops without END_STREAM, the last ``MAX_RESET_STREAMS`` reset
+  streams are kept for them and older ones forgotten. GOAWAY, PING, WINDOW_UPDATE, PRIORITY and
+  frame types this code does not know are checked for their fixed sizes and skipped (no flow
+  control).
 
 Reported events are those of the HTTP/1.1 observer: ``SessionRequest``, ``SessionResponse`` or
 ``ErrorResponse`` (a non-200 answer and its JSON body), then ``AppendInput`` / ``AppendAck`` /
@@ -45,9 +48,9 @@ error confined to one stream (a broken S2S frame, a malformed response head) yie
 the connection decodes on.
 
 Order: the server's frames on a client stream are decoded once the client's HEADERS opening
-that stream were, so each direction's events do not depend on how the two directions' bytes are
-interleaved in the ``observe`` calls. Settings and RST_STREAM apply in the order they are fed;
-a capture feeds them in packet order, the order in which peers act on them.
+that stream were, and a frame over the size bound waits for the other side's SETTINGS that may
+raise it (until that side is closed or lost), so each direction's events do not depend on how the
+two directions' bytes are interleaved in the ``observe`` calls.
 
 The HTTP/2 framing is written here rather than taken from ``h2``: ``h2`` is an endpoint (it
 enforces flow control, answers pings and raises on the first surprise) and reports no byte
@@ -57,6 +60,7 @@ positions; only HPACK, which is pure decoding, comes from a library.
 from __future__ import annotations
 
 import enum
+from collections import deque
 from collections.abc import Sequence
 
 import hpack
@@ -88,6 +92,7 @@ from s3p_codec.s2s.observe import _BodyMap
 __all__ = [
     "MAX_HEADER_BLOCK",
     "MAX_OPEN_SESSIONS",
+    "MAX_RESET_STREAMS",
     "PREFACE",
     "FrameType",
     "Http2ErrorCode",
@@ -102,6 +107,9 @@ MAX_HEADER_BLOCK = 64 * 1024
 
 MAX_OPEN_SESSIONS = 1000
 """S2S sessions open at once on one connection (real servers advertise 100 concurrent streams)."""
+
+MAX_RESET_STREAMS = 128
+"""Streams reset by one side whose other side is still decoded (in-flight frames)."""
 
 _FRAME_HEADER = 9
 _DEFAULT_MAX_FRAME = 16_384  # "The initial value is 2^14 (16,384) octets"
@@ -276,6 +284,8 @@ class Http2Observer:
         self._sides = {d: _Side(d, max_header_block) for d in (_C2S, _S2C)}
         self._streams: dict[int, _Stream] = {}
         self._highest_client = 0  # largest stream id the client opened
+        self._reset_streams: deque[int] = deque()  # reset one way, oldest first
+        self._impatient = False  # no more waiting for the other side's SETTINGS
         self._next_pair = 0
         self._out: list[_Output] = []  # what the current call reports, in order
 
@@ -318,6 +328,8 @@ class Http2Observer:
                 if side.closed and not side.finished and not side.waiting:
                     self._finish(side)
                     progress = True
+            if not progress and all(s.waiting for s in self._sides.values()):
+                self._impatient = progress = True  # each side waits for the other: stop waiting
         return out
 
     def _step(self, side: _Side) -> bool:
@@ -382,6 +394,9 @@ class Http2Observer:
         kind = head[3]
         flags = head[4]
         stream_id = int.from_bytes(head[5:9], "big") & 0x7FFF_FFFF  # "R" bit ignored
+        if length > side.max_frame and self._settings_may_come(side):
+            side.waiting = True  # the peer's SETTINGS raising the bound may not be fed yet
+            return False
         self._check_header(side, length, kind, flags, stream_id)
         if self._must_wait(side, kind, stream_id):
             side.waiting = True
@@ -436,6 +451,17 @@ class Http2Observer:
         ):
             raise _error(Http2ErrorCode.ENHANCE_YOUR_CALM, "header block too large")
 
+    def _settings_may_come(self, side: _Side) -> bool:
+        """Whether a frame over the bound may yet be allowed by SETTINGS the other side sent
+        but that were not fed yet (never while the two sides wait for each other)."""
+        other = self._sides[side.direction.reverse]
+        return (
+            not other.finished
+            and not self._impatient
+            and len(side.buffer) <= _MAX_WAIT
+            and side.max_frame < _LARGEST_MAX_FRAME
+        )
+
     def _must_wait(self, side: _Side, kind: int, sid: int) -> bool:
         """The server answers on a client stream the client's side has not opened yet."""
         client = self._sides[_C2S]
@@ -472,7 +498,7 @@ class Http2Observer:
                 self._on_settings(side, payload)
         elif kind == FrameType.RST_STREAM:
             self._check_known(side, sid, "RST_STREAM")
-            self._streams.pop(sid, None)
+            self._reset(side.direction, sid)
         elif (
             kind == FrameType.WINDOW_UPDATE
             and sid == 0
@@ -680,6 +706,22 @@ class Http2Observer:
             self._body_events(direction, stream, body)
         if len(stream.ended) == 2:
             del self._streams[sid]
+
+    def _reset(self, direction: Direction, sid: int) -> None:
+        """RST_STREAM: the sender's side of the stream is over, whatever it left buffered."""
+        stream = self._streams.get(sid)
+        if stream is None:
+            return
+        stream.bodies.pop(direction, None)
+        if direction is _S2C:
+            stream.error_start = None
+        stream.ended.add(direction)
+        if len(stream.ended) == 2:
+            del self._streams[sid]
+            return
+        self._reset_streams.append(sid)
+        if len(self._reset_streams) > MAX_RESET_STREAMS:
+            self._streams.pop(self._reset_streams.popleft(), None)
 
     def _error_response(self, stream: _Stream, end: int) -> None:
         """A refused session: its status and JSON body, read as the client reads them."""
