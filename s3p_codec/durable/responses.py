@@ -332,6 +332,15 @@ class ResponseHeaders:
             raise _invalid(f"{name.decode()} is not a valid offset")
         return text
 
+    def next_offset(self, *, required: bool) -> str | None:
+        """``Stream-Next-Offset``: an offset, never a sentinel ("Server implementations MUST
+        NOT generate these strings as actual stream offsets"; a reader following ``-1`` would
+        read from the start again, ``now`` would skip to the tail)."""
+        offset = self.offset(H.STREAM_NEXT_OFFSET, required=required)
+        if offset is not None and is_sentinel(offset):
+            raise _invalid(f"Stream-Next-Offset is the sentinel {offset!r}, not an offset")
+        return offset
+
 
 def parse_response(
     request: Request, status: int, raw: list[tuple[bytes, bytes]], body: bytes
@@ -341,7 +350,7 @@ def parse_response(
     if 200 <= status < 300:
         if isinstance(request, Create):
             return Created(
-                next_offset=headers.offset(H.STREAM_NEXT_OFFSET, required=True) or "",
+                next_offset=headers.next_offset(required=True) or "",
                 content_type=headers.get(H.CONTENT_TYPE) or "application/octet-stream",
                 location=headers.get(H.LOCATION),
                 closed=headers.flag(H.STREAM_CLOSED),
@@ -350,14 +359,14 @@ def parse_response(
         if isinstance(request, Append):
             epoch = headers.integer(H.PRODUCER_EPOCH)
             return Appended(
-                next_offset=headers.offset(H.STREAM_NEXT_OFFSET, required=False),
+                next_offset=headers.next_offset(required=False),
                 closed=headers.flag(H.STREAM_CLOSED),
                 producer_epoch=epoch,
                 producer_seq=headers.integer(H.PRODUCER_SEQ),
                 duplicate=request.producer is not None and status == 204 and bool(request.body),
             )
         if isinstance(request, Read):
-            next_offset = headers.offset(H.STREAM_NEXT_OFFSET, required=True) or ""
+            next_offset = headers.next_offset(required=True) or ""
             if status == 204:
                 return LongPollTimeout(
                     next_offset=next_offset,
@@ -380,7 +389,7 @@ def parse_response(
             if ttl_text is not None and ttl is None:
                 raise _invalid("Stream-TTL is not a non-negative integer")
             return StreamInfo(
-                next_offset=headers.offset(H.STREAM_NEXT_OFFSET, required=True) or "",
+                next_offset=headers.next_offset(required=True) or "",
                 content_type=headers.get(H.CONTENT_TYPE),
                 closed=headers.flag(H.STREAM_CLOSED),
                 ttl_seconds=ttl,
@@ -405,7 +414,7 @@ def parse_error(status: int, raw: list[tuple[bytes, bytes]], body: bytes) -> Err
         status=code,
         message=body.decode("utf-8", errors="replace"),
         closed=headers.flag(H.STREAM_CLOSED),
-        next_offset=headers.offset(H.STREAM_NEXT_OFFSET, required=False),
+        next_offset=headers.next_offset(required=False),
         producer_epoch=headers.integer(H.PRODUCER_EPOCH),
         expected_seq=headers.integer(H.PRODUCER_EXPECTED_SEQ),
         received_seq=headers.integer(H.PRODUCER_RECEIVED_SEQ),

@@ -28,6 +28,7 @@ import attrs
 
 from s3p_codec._core.errors import RemoteProtocolError
 from s3p_codec.durable.events import SSEControl, SSEData
+from s3p_codec.durable.offsets import is_sentinel, offset_error
 
 __all__ = [
     "SSEParser",
@@ -242,6 +243,12 @@ def decode_control(event: ServerSentEvent) -> SSEControl:
     closed = fields.get("streamClosed", False)
     if not isinstance(offset, str):
         raise _error("SSE control event without a string streamNextOffset")
+    # Held to the rules of the Stream-Next-Offset header it stands for.
+    why = offset_error(offset, 1 << 16)
+    if why is not None:
+        raise _error(f"SSE control streamNextOffset: {why}")
+    if is_sentinel(offset):
+        raise _error(f"SSE control streamNextOffset is the sentinel {offset!r}, not an offset")
     if cursor is not None and not isinstance(cursor, str):
         raise _error("SSE control streamCursor is not a string")
     if not isinstance(up_to_date, bool) or not isinstance(closed, bool):
