@@ -114,12 +114,11 @@ MAX_RESET_STREAMS = 128
 _FRAME_HEADER = 9
 _DEFAULT_MAX_FRAME = 16_384  # "The initial value is 2^14 (16,384) octets"
 _LARGEST_MAX_FRAME = (1 << 24) - 1  # "the maximum allowed frame size (2^24-1 ...)"
-_DEFAULT_TABLE = 4096
 _LARGEST_TABLE = 1024 * 1024
 _MAX_WINDOW = (1 << 31) - 1
 _BLOCK_OVERHEAD = 1 + 5 + 255  # pad length, priority fields, padding: beside a block fragment
 _MAX_ERROR_BODY = 64 * 1024
-_MAX_WAIT = 4 * 1024 * 1024  # server bytes held back while the client's side lags behind
+_MAX_WAIT = 4 * 1024 * 1024  # bytes one side holds back while waiting for the other side
 
 _END_STREAM = 0x1
 _ACK = 0x1

@@ -592,6 +592,44 @@ def test_random_frames_and_header_blocks_give_events_or_typed_errors_only(
             assert isinstance(out.error.code, Http2ErrorCode | s2s.ErrorCode)
 
 
+_NAMES = st.sampled_from([
+    b":method", b":path", b":status", b"content-type", b"accept", b"accept-encoding",
+    b"authorization", b"s2-basin", b"content-encoding", b"x-other",
+])  # fmt: skip
+_VALUES = st.one_of(
+    st.sampled_from([b"POST", b"GET", b"200", b"404", b"s2s/proto", b"zstd", b"Bearer t"]),
+    st.sampled_from([b"/v1/streams/s/records", b"/v1/basins/b/streams/s/read"]).flatmap(
+        lambda path: st.binary(max_size=12).map(lambda tail: path + tail)
+    ),
+    st.binary(max_size=20),
+)
+_HEADER_LISTS = st.lists(st.tuples(_NAMES, _VALUES), max_size=8)
+
+
+@given(request=_HEADER_LISTS, response=_HEADER_LISTS, body=st.binary(max_size=30))
+def test_any_request_and_response_heads_give_events_or_typed_errors_only(
+    request: Headers, response: Headers, body: bytes
+) -> None:
+    client = _handmade([
+        _frame(1, 4, 1, hpack.Encoder().encode(APPEND)),
+        _frame(1, 4, 3, hpack.Encoder().encode(request)),  # a fresh table: literal fields
+        _frame(0, 1, 3, body),
+    ])  # fmt: skip
+    encoder = hpack.Encoder()
+    server = SettingsFrame(0).serialize() + b"".join(
+        _frame(1, 4, sid, encoder.encode(response)) + _frame(0, 1, sid, body) for sid in (1, 3)
+    )
+    for out in _outputs(client, server):
+        assert isinstance(out, Observed | ObservedError)
+
+
+def test_error_code_numbers_are_those_of_the_rfc() -> None:
+    import h2.errors
+
+    for code in Http2ErrorCode:
+        assert h2.errors.ErrorCodes(code.number).name == code.value
+
+
 def test_continuation_frames_built_by_hand_decode_like_one_block() -> None:
     block = hpack.Encoder().encode(APPEND)
     head = HeadersFrame(1, block[:7])
