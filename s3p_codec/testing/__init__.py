@@ -10,8 +10,11 @@ same names:
   illegal flags, valid frames in illegal orders...), each carrying the error a strict peer must
   answer (``code``), whether it must close (``fatal``) and whether a reply is owed (``reply``);
 - ``Target``: the protocol as ``live.fuzz`` drives it against a running server;
-- ``reply_wire()`` and ``malformed_replies()`` (S3P, RustLog, Durable Streams): the same for
-  fuzzing clients (see below).
+- for fuzzing clients (see below): ``replies()`` (``responses()`` for RustLog and Durable
+  Streams), ``reply_wire()`` (valid replies and their exact bytes; Durable Streams gives
+  ``(request, events, bytes)``, an SSE response being several events), ``requests_for(reply)``
+  (what a client must have sent first), ``malformed_replies()`` and, for Pravega and S2S,
+  ``reply_edge_cases()`` (replies a strict client must still accept).
 
 Test your own S3P server in a few lines::
 

@@ -40,6 +40,7 @@ __all__ = [
     "reply_wire",
     "request_for",
     "request_wire",
+    "requests_for",
     "requests",
     "response_wire",
     "responses",
@@ -348,6 +349,11 @@ def request_for(response: durable.Response) -> durable.Request:
     if isinstance(response, durable.OptionsOk):
         return durable.Options(STREAM)
     return durable.Read(STREAM, "-1")
+
+
+def requests_for(response: durable.Response) -> tuple[durable.Request, ...]:
+    """``(request_for(response),)``: the same shape as the other protocols' ``requests_for``."""
+    return (request_for(response),)
 
 
 def _sse_events(base64: bool) -> st.SearchStrategy[list[durable.SSEData | durable.SSEControl]]:

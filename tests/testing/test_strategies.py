@@ -7,6 +7,7 @@ requests must encode to bytes our server-role codec parses back to the same requ
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -326,3 +327,15 @@ def test_s2s_edge_cases_parse_to_their_append_input() -> None:
         assert conn.next_event() == case.event, case.label
 
     check()
+
+
+COMMON_NAMES = ("requests", "request_wire", "malformed", "reply_wire", "requests_for",
+                "malformed_replies", "Target")  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["s3p", "rustlog", "pravega", "s2s", "durable"])
+def test_every_protocol_module_has_the_same_names(name: str) -> None:
+    module = importlib.import_module(f"s3p_codec.testing.{name}")
+    missing = [attr for attr in COMMON_NAMES if not hasattr(module, attr)]
+    assert not missing, f"s3p_codec.testing.{name} lacks {missing}"
+    assert set(COMMON_NAMES) - {"Target"} <= set(module.__all__)
