@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from s3p_codec import Direction, Role, s2s
 from s3p_codec._core import Observed, ObservedError, ObservedGap
 from s3p_codec._core import Observer as ObserverProtocol
-from s3p_codec.s2s.observe_h2 import PREFACE, Http2ErrorCode, Http2Observer
+from s3p_codec.s2s.observe_h2 import MAX_RESET_STREAMS, PREFACE, Http2ErrorCode, Http2Observer
 
 C2S, S2C = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
 POS = s2s.StreamPosition
@@ -348,6 +348,31 @@ def test_rst_stream_mid_session_drops_the_stream_and_the_connection_goes_on() ->
         (0, READ_REQUEST), (1, APPEND_REQUEST), (1, INPUTS[0]),
         (0, s2s.SessionResponse()), (0, BATCH),
     ]  # fmt: skip
+    # The reset ends the client's side only: the server's frames sent before it learnt of the
+    # reset decode whichever direction is fed first.
+    observer = s2s.Observer()
+    later = [*observer.observe(S2C, bytes(wire.s2c)), *observer.observe(C2S, bytes(wire.c2s))]
+    assert sorted(map(repr, later)) == sorted(map(repr, outputs))
+
+
+def test_streams_reset_one_way_are_forgotten_past_a_bound() -> None:
+    encoder, replies = hpack.Encoder(), hpack.Encoder()
+    count = MAX_RESET_STREAMS + 2
+    sids = range(1, 2 * count, 2)
+    c2s = _handmade([
+        _frame(1, 5, sid, encoder.encode(READ)) + _frame(3, 0, sid, b"\x00\x00\x00\x08")
+        for sid in sids
+    ])  # fmt: skip
+    # The server answers every session, then (too late) sends one batch on each.
+    batch = _frames(Role.SERVER, s2s.Session.READ, [BATCH])[0]
+    s2c = SettingsFrame(0).serialize() + b"".join(
+        _frame(1, 4, sid, replies.encode(OK)) for sid in sids
+    )
+    s2c += b"".join(_frame(0, 0, sid, batch) for sid in sids)
+    outputs = _outputs(c2s, s2c)
+    assert not [o for o in outputs if not isinstance(o, Observed)]
+    batches = [o.pair_id for o in _observed(outputs, S2C) if o.event == BATCH]
+    assert batches == list(range(count - MAX_RESET_STREAMS, count))  # the oldest two forgotten
 
 
 def test_error_response_and_terminal_frame() -> None:
@@ -544,6 +569,14 @@ def test_the_client_preface_is_recognised_one_byte_at_a_time() -> None:
     observer = s2s.Observer()
     outputs = [o for i in range(len(wire.c2s)) for o in observer.observe(C2S, wire.c2s[i : i + 1])]
     assert [o.event for o in _observed(outputs)] == [APPEND_REQUEST, *INPUTS]
+
+
+def test_a_client_closing_inside_the_preface_is_an_http2_error() -> None:
+    observer = s2s.Observer()
+    assert observer.observe(C2S, PREFACE[:10]) == []
+    (error,) = observer.close(C2S)
+    assert isinstance(error, ObservedError)
+    assert (error.error.code, error.start) == (Http2ErrorCode.PROTOCOL_ERROR, 0)
 
 
 def test_without_client_bytes_a_server_opening_with_settings_is_http2() -> None:
