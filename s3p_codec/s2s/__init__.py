@@ -7,7 +7,7 @@
     for event in conn.events(): ...          # AppendAck, ReconnectAdvised
 
 ``s2s.http`` builds and checks the HTTP requests and responses that open sessions;
-``s2s.Observer`` decodes captured HTTP/1.1 exchanges that carry S2S bodies.
+``s2s.Observer`` decodes captured HTTP/1.1 or cleartext HTTP/2 exchanges that carry S2S bodies.
 """
 
 from s3p_codec.s2s.compression import Compression, negotiate
