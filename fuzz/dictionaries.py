@@ -49,6 +49,7 @@ def _pravega() -> Iterable[bytes]:
 
 def _s2s() -> Iterable[bytes]:
     yield from (b"POST /v1/streams/s/records HTTP/1.1\r\n", b"GET /v1/streams/s/records?seq_num=0")
+    yield from (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
     yield from (b"HTTP/1.1 200 OK\r\n", b"content-type: s2s/proto\r\n", b"accept: s2s/proto\r\n")
     yield from (b"transfer-encoding: chunked\r\n", b"s2-format: raw\r\n", b"\r\n\r\n", b"0\r\n\r\n")
     for param in ("seq_num", "timestamp", "tail_offset", "count", "bytes", "wait", "until"):

@@ -108,8 +108,20 @@ def _http1(data: bytes, which: int, step: int) -> None:
         _check(exc)
 
 
-def _observe(data: bytes, step: int) -> None:
+def _observe(data: bytes, step: int, variant: int) -> None:
     observer = s2s.Observer()
+    if variant % 2:
+        # Two streams: [2-byte length][client bytes][server bytes], interleaved piece by piece
+        # (a captured HTTP/1.1 or HTTP/2 connection, each direction whole).
+        split = 2 + int.from_bytes(data[:2], "big")
+        sides = (data[2:split], data[split:])
+        for at in range(0, max(map(len, sides)), step):
+            for direction, side in zip(Direction, sides, strict=True):
+                if side[at : at + step]:
+                    observer.observe(direction, side[at : at + step])
+        for direction in Direction:
+            observer.close(direction)
+        return
     for at in range(0, len(data), step):
         direction = Direction.CLIENT_TO_SERVER if (at // step) % 3 else Direction.SERVER_TO_CLIENT
         observer.observe(direction, data[at : at + step])
@@ -132,7 +144,7 @@ def TestOneInput(data: bytes) -> None:
     elif target == 3:
         _http1(rest, variant, step)
     else:
-        _observe(rest, step)
+        _observe(rest, step, variant)
 
 
 if __name__ == "__main__":
