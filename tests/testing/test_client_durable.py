@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from s3p_codec import NEED_DATA, RemoteProtocolError, Role, durable
+from s3p_codec import RemoteProtocolError, Role, durable
 from s3p_codec.testing import MalformedReply, chunkings, live
 from s3p_codec.testing import durable as cases
+from tests.testing.support import assert_refused, feed
 
 SMALL = durable.Limits(
     max_body_size=2048, max_header_size=2048, max_sse_line=4096, max_sse_event=8192
@@ -31,26 +32,7 @@ def _client(case: MalformedReply, limits: durable.Limits | None) -> durable.Clie
 def _client_error(
     case: MalformedReply, pieces: list[bytes], limits: durable.Limits | None = None
 ) -> RemoteProtocolError | None:
-    client = _client(case, limits)
-    try:
-        for piece in pieces:
-            client.receive_data(piece)
-            while client.next_event() is not NEED_DATA:
-                pass
-        if case.half_close:
-            client.receive_data(b"")
-            while client.next_event() is not NEED_DATA:
-                pass
-    except RemoteProtocolError as exc:
-        return exc
-    return None
-
-
-def _assert_refused(case: MalformedReply, error: RemoteProtocolError | None) -> None:
-    assert error is not None, f"{case.label}: accepted {case.data[:120]!r}"
-    assert error.code == case.code, f"{case.label}: {error!r}"
-    assert error.fatal == case.fatal, f"{case.label}: {error!r}"
-    assert error.reply is None  # a client closes; it owes the server nothing
+    return feed(_client(case, limits), pieces, end=case.half_close)[1]
 
 
 @pytest.mark.parametrize("limits", [None, SMALL], ids=["default", "small"])
@@ -61,7 +43,7 @@ def test_every_malformed_reply_gets_its_error_from_our_client_codec(
     def check(case: MalformedReply) -> None:
         assert case.reply is False
         assert len(case.pending) <= 1  # one exchange at a time
-        _assert_refused(case, _client_error(case, [case.data], limits))
+        assert_refused(case, _client_error(case, [case.data], limits))
 
     check()
 
@@ -73,7 +55,7 @@ def test_malformed_replies_split_anywhere_get_the_same_error(
     @given(st.data())
     def check(data: st.DataObject) -> None:
         case = data.draw(cases.malformed_replies(limits))
-        _assert_refused(case, _client_error(case, data.draw(chunkings(case.data)), limits))
+        assert_refused(case, _client_error(case, data.draw(chunkings(case.data)), limits))
 
     check()
 

@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from s3p_codec import NEED_DATA, RemoteProtocolError, Role, rustlog
+from s3p_codec import RemoteProtocolError, Role, rustlog
 from s3p_codec.testing import MalformedReply, chunkings, live
 from s3p_codec.testing import rustlog as cases
+from tests.testing.support import assert_refused, feed
 
 BACKENDS = ["json", "orjson"]
 
@@ -32,26 +33,7 @@ def _client_error(
     json: str = "json",
     limits: rustlog.Limits | None = None,
 ) -> RemoteProtocolError | None:
-    client = _client(case, json, limits)
-    try:
-        for piece in pieces:
-            client.receive_data(piece)
-            while client.next_event() is not NEED_DATA:
-                pass
-        if case.half_close:
-            client.receive_data(b"")
-            while client.next_event() is not NEED_DATA:
-                pass
-    except RemoteProtocolError as exc:
-        return exc
-    return None
-
-
-def _assert_refused(case: MalformedReply, error: RemoteProtocolError | None) -> None:
-    assert error is not None, f"{case.label}: accepted {case.data[:80]!r}"
-    assert error.code == case.code, f"{case.label}: {error!r}"
-    assert error.fatal == case.fatal, f"{case.label}: {error!r}"
-    assert error.reply is None  # a client closes; it owes the server nothing
+    return feed(_client(case, json, limits), pieces, end=case.half_close)[1]
 
 
 @pytest.mark.parametrize("json", BACKENDS)
@@ -59,7 +41,7 @@ def test_every_malformed_reply_gets_its_error_from_our_client_codec(json: str) -
     @given(cases.malformed_replies())
     def check(case: MalformedReply) -> None:
         assert case.reply is False
-        _assert_refused(case, _client_error(case, [case.data], json))
+        assert_refused(case, _client_error(case, [case.data], json))
 
     check()
 
@@ -68,7 +50,7 @@ def test_malformed_replies_split_anywhere_get_the_same_error() -> None:
     @given(st.data())
     def check(data: st.DataObject) -> None:
         case = data.draw(cases.malformed_replies())
-        _assert_refused(case, _client_error(case, data.draw(chunkings(case.data))))
+        assert_refused(case, _client_error(case, data.draw(chunkings(case.data))))
 
     check()
 
@@ -78,7 +60,7 @@ def test_malformed_replies_follow_the_client_limits_given() -> None:
 
     @given(cases.malformed_replies(limits))
     def check(case: MalformedReply) -> None:
-        _assert_refused(case, _client_error(case, [case.data], limits=limits))
+        assert_refused(case, _client_error(case, [case.data], limits=limits))
 
     check()
     labels = {case.label for case in live.draw(cases.malformed_replies(limits), 300, seed=3)}
@@ -106,12 +88,8 @@ def test_reply_wire_decodes_back_to_the_response_whole_and_split() -> None:
         response, wire = pair
         for pieces in ([wire], data.draw(chunkings(wire))):
             client = rustlog.Connection(Role.CLIENT)
-            for request in cases.requests_for(response):
-                client.send(request)
-            got = []
-            for piece in pieces:
-                client.receive_data(piece)
-                got.extend(client.events())
+            got, error = feed(client, pieces, cases.requests_for(response))
+            assert error is None, repr(error)
             assert got == [response]
 
     check()

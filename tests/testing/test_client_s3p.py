@@ -13,41 +13,21 @@ from hypothesis import strategies as st
 from s3p_codec import NEED_DATA, RemoteProtocolError, Role, s3p
 from s3p_codec.testing import MalformedReply, chunkings, live
 from s3p_codec.testing import s3p as cases
+from tests.testing.support import assert_refused, feed
 
 
 def _client_error(
     case: MalformedReply, pieces: list[bytes], limits: s3p.Limits | None = None
 ) -> RemoteProtocolError | None:
     client = s3p.Connection(Role.CLIENT, limits)
-    for request in case.pending:
-        assert isinstance(request, s3p.Create | s3p.Append | s3p.Read | s3p.Trim | s3p.Delete)
-        client.send(request)
-    try:
-        for piece in pieces:
-            client.receive_data(piece)
-            while client.next_event() is not NEED_DATA:
-                pass
-        if case.half_close:
-            client.receive_data(b"")
-            while client.next_event() is not NEED_DATA:
-                pass
-    except RemoteProtocolError as exc:
-        return exc
-    return None
-
-
-def _assert_refused(case: MalformedReply, error: RemoteProtocolError | None) -> None:
-    assert error is not None, f"{case.label}: accepted {case.data[:80]!r}"
-    assert error.code == case.code, f"{case.label}: {error!r}"
-    assert error.fatal == case.fatal, f"{case.label}: {error!r}"
-    assert error.reply is None  # a client closes; it owes the server nothing
+    return feed(client, pieces, case.pending, end=case.half_close)[1]
 
 
 def test_every_malformed_reply_gets_its_error_from_our_client_codec() -> None:
     @given(cases.malformed_replies())
     def check(case: MalformedReply) -> None:
         assert case.reply is False
-        _assert_refused(case, _client_error(case, [case.data]))
+        assert_refused(case, _client_error(case, [case.data]))
 
     check()
 
@@ -56,7 +36,7 @@ def test_malformed_replies_split_anywhere_get_the_same_error() -> None:
     @given(st.data())
     def check(data: st.DataObject) -> None:
         case = data.draw(cases.malformed_replies())
-        _assert_refused(case, _client_error(case, data.draw(chunkings(case.data))))
+        assert_refused(case, _client_error(case, data.draw(chunkings(case.data))))
 
     check()
 
@@ -66,7 +46,7 @@ def test_malformed_replies_follow_the_client_limits_given() -> None:
 
     @given(cases.malformed_replies(limits))
     def check(case: MalformedReply) -> None:
-        _assert_refused(case, _client_error(case, [case.data], limits))
+        assert_refused(case, _client_error(case, [case.data], limits))
 
     check()
 
@@ -77,12 +57,8 @@ def test_reply_wire_decodes_back_to_the_reply_whole_and_split() -> None:
         reply, wire = pair
         for pieces in ([wire], data.draw(chunkings(wire))):
             client = s3p.Connection(Role.CLIENT)
-            for request in cases.requests_for(reply):
-                client.send(request)
-            got = []
-            for piece in pieces:
-                client.receive_data(piece)
-                got.extend(client.events())
+            got, error = feed(client, pieces, cases.requests_for(reply))
+            assert error is None, repr(error)
             assert got == [reply]
 
     check()

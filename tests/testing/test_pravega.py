@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from s3p_codec import RemoteProtocolError, Role, pravega
 from s3p_codec.testing import Malformed, MalformedReply, Valid, chunkings, live
 from s3p_codec.testing import pravega as cases
+from tests.testing.support import assert_refused, feed
 
 LIMITS = pravega.Limits()
 SMALL = pravega.Limits(max_frame=4096, max_writers=3)
@@ -30,31 +31,18 @@ def _feed(
     end: bool = True,
 ) -> tuple[list[object], RemoteProtocolError | None]:
     """Send ``pending``, feed ``pieces`` then (``end``) end of stream; the events and error."""
-    for request in pending:
-        conn.send(request)  # type: ignore[arg-type]
-    events: list[object] = []
-    try:
-        for piece in [*pieces, b""] if end else pieces:
-            conn.receive_data(piece)
-            events.extend(conn.events())
-    except RemoteProtocolError as exc:
-        return events, exc
-    return events, None
-
-
-def _refused(case: Malformed | MalformedReply, error: RemoteProtocolError | None) -> None:
-    assert error is not None, f"{case.label}: accepted {case.data[:80]!r}"
-    assert error.code == case.code, f"{case.label}: {error!r}"
-    assert error.fatal == case.fatal, f"{case.label}: {error!r}"
+    return feed(conn, pieces, pending, end=end)
 
 
 def _server_case(case: Malformed, pieces: Iterable[bytes], limits: pravega.Limits) -> None:
-    _refused(case, _feed(pravega.Connection(Role.SERVER, limits), pieces, end=case.half_close)[1])
+    assert_refused(
+        case, _feed(pravega.Connection(Role.SERVER, limits), pieces, end=case.half_close)[1]
+    )
 
 
 def _client_case(case: MalformedReply, pieces: Iterable[bytes], limits: pravega.Limits) -> None:
     conn = pravega.Connection(Role.CLIENT, limits)
-    _refused(case, _feed(conn, pieces, case.pending, end=case.half_close)[1])
+    assert_refused(case, _feed(conn, pieces, case.pending, end=case.half_close)[1])
 
 
 def _labels(strategy: st.SearchStrategy[Malformed | MalformedReply | Valid]) -> set[str]:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from s3p_codec import NEED_DATA, RemoteProtocolError, Role, s2s
 from s3p_codec.testing import Malformed, MalformedReply, Valid, chunkings, live
 from s3p_codec.testing import s2s as cases
+from tests.testing.support import assert_refused, feed
 
 LIMITS = s2s.Limits()
 
@@ -42,17 +43,7 @@ def _client(
     pieces: Iterable[bytes], pending: tuple[object, ...], *, end: bool = True
 ) -> tuple[list[object], RemoteProtocolError | None]:
     """Our client-role codec after sending ``pending``, fed ``pieces`` then (``end``) a close."""
-    conn = s2s.Http1Connection(Role.CLIENT, host="127.0.0.1")
-    for request in pending:
-        conn.send(request)  # type: ignore[arg-type]
-    events: list[object] = []
-    try:
-        for piece in [*pieces, b""] if end else pieces:
-            conn.receive_data(piece)
-            events.extend(conn.events())
-    except RemoteProtocolError as exc:
-        return events, exc
-    return events, None
+    return feed(s2s.Http1Connection(Role.CLIENT, host="127.0.0.1"), pieces, pending, end=end)
 
 
 def _refused_by_server(case: Malformed, pieces: Iterable[bytes]) -> None:
@@ -65,10 +56,7 @@ def _refused_by_server(case: Malformed, pieces: Iterable[bytes]) -> None:
 
 
 def _refused_by_client(case: MalformedReply, pieces: Iterable[bytes]) -> None:
-    _, error = _client(pieces, case.pending, end=case.half_close)
-    assert error is not None, f"{case.label}: accepted"
-    assert error.code == case.code, f"{case.label}: {error!r}"
-    assert error.fatal == case.fatal, f"{case.label}: {error!r}"
+    assert_refused(case, _client(pieces, case.pending, end=case.half_close)[1])
 
 
 def _frame_of(data: bytes, head: bytes) -> bytes:
