@@ -26,7 +26,11 @@ connection. What is left here is what only a server with state can decide, kept 
 - READ returns up to COUNT (default: ``--default-count``) records strictly after MIN_TIMESTAMP.
   With none and BLOCK > 0 it waits, woken by any APPEND to that stream, and answers an empty
   array when BLOCK milliseconds pass without a newer record. A DELETE wakes it too; it then
-  answers ``ERR_UNKNOWN_STREAM`` like any READ of a missing stream.
+  answers ``ERR_UNKNOWN_STREAM`` like any READ of a missing stream. While it waits, the server
+  watches the connection (``receive_ahead``, up to ``READ_AHEAD`` bytes of what the client
+  pipelines meanwhile, kept in order for later): a client that closes is let go at once, its
+  READ dropped with it, as Redis does for a blocked client, instead of holding the connection
+  until BLOCK runs out. A client that only half-closes is let go the same way.
 - TRIM removes records strictly before UNTIL; the tail (and so the next timestamp) is kept.
 - Connection limits (spec section 11, RECOMMENDED): ``--idle-timeout`` closes a connection that
   sent no request for that many seconds (a READ blocked on the server is not idle);
@@ -46,7 +50,7 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 import trio
@@ -61,6 +65,7 @@ from s3p_codec.io.trio import serve as trio_serve
 __all__ = ["Server", "Store", "main", "run_asyncio", "run_trio"]
 
 log = logging.getLogger("s3p_server")
+_FIRST = asyncio.FIRST_COMPLETED
 
 _SEQ_BITS = 64
 _SEQ_MASK = (1 << _SEQ_BITS) - 1
@@ -228,8 +233,36 @@ def _unknown_stream() -> s3p.ErrorReply:
     return s3p.ErrorReply(s3p.ErrorCode.UNKNOWN_STREAM, "no stream with this name")
 
 
-Waiter = Callable[[Store, bytes, float], Awaitable[None]]
-"""A backend's way to wait: until stream ``name`` is woken, or ``seconds`` pass."""
+Lookout = Callable[[], Awaitable[bool]]
+"""Returns True once the peer has closed, False when it stops watching (see ``Watch``)."""
+
+Waiter = Callable[[Store, bytes, float, Lookout], Awaitable[bool]]
+"""A backend's way to wait until stream ``name`` is woken or ``seconds`` pass, watching the
+peer meanwhile: True if the lookout saw it leave."""
+
+READ_AHEAD = 64 * 1024
+"""Bytes a blocked READ's watch reads ahead of the request loop, at most; then it stops."""
+
+
+@attrs.define
+class Watch:
+    """The lookout of one blocked READ: reads what the client sends meanwhile (the codec keeps
+    it in order for the request loop) until the client closes or ``budget`` bytes came."""
+
+    conn: ServerConnection
+    budget: int = READ_AHEAD
+
+    async def __call__(self) -> bool:
+        while self.budget > 0:
+            try:
+                got = await self.conn.receive_ahead()
+            except Exception as error:  # a reset: the next read would fail the same way
+                log.debug("watching a blocked READ: %r", error)
+                return True
+            if not got:
+                return True
+            self.budget -= got
+        return False
 
 
 def must_block(request: s3p.Event, reply: s3p.Reply) -> bool:
@@ -242,8 +275,11 @@ def must_block(request: s3p.Event, reply: s3p.Reply) -> bool:
     )
 
 
-async def answer_blocking(store: Store, request: s3p.Read, wait: Waiter) -> s3p.Reply:
-    """Finish a blocking READ: wait for a newer record for up to BLOCK ms, else ``[]``.
+async def answer_blocking(
+    store: Store, request: s3p.Read, wait: Waiter, lookout: Lookout
+) -> s3p.Reply | None:
+    """Finish a blocking READ: wait for a newer record for up to BLOCK ms, else ``[]``; None if
+    the client left meanwhile.
 
     "If none exist and BLOCK > 0, wait up to BLOCK milliseconds for new records; return an
     empty array if none arrive." An APPEND of records not newer than MIN_TIMESTAMP (possible
@@ -255,7 +291,8 @@ async def answer_blocking(store: Store, request: s3p.Read, wait: Waiter) -> s3p.
         left = deadline - time.monotonic()
         if left <= 0:
             return s3p.ReadReply(())
-        await wait(store, request.stream, left)
+        if await wait(store, request.stream, left, lookout):
+            return None
         reply = store.execute(request)
         if not must_block(request, reply):
             return reply
@@ -297,6 +334,8 @@ class ServerConnection(Protocol):
     async def send(self, event: s3p.Event, *, flush: bool = True) -> None: ...
 
     async def flush(self) -> None: ...
+
+    async def receive_ahead(self) -> int: ...
 
 
 @attrs.define
@@ -340,32 +379,47 @@ async def serve_requests(
             if activity is not None:
                 activity.busy = True
             try:
-                reply = await answer_blocking(store, request, wait)
+                answer = await answer_blocking(store, request, wait, Watch(conn))
             finally:
                 if activity is not None:
                     activity.busy = False
                     activity.last = clock()
+            if answer is None:
+                raise ConnectionClosed("the client left during a blocking READ")
+            reply = answer
         await conn.send(reply, flush=False)
 
 
 # --- asyncio backend -----------------------------------------------------------------------
 
 
-async def _asyncio_wait(store: Store, name: bytes, seconds: float) -> None:
-    woken = asyncio.get_running_loop().create_future()
+async def _asyncio_wait(store: Store, name: bytes, seconds: float, lookout: Lookout) -> bool:
+    loop = asyncio.get_running_loop()
+    woken = loop.create_future()
 
     def wake() -> None:
         if not woken.done():
             woken.set_result(None)
 
     if not store.watch(name, wake):
-        return
+        return False
+    watching = asyncio.ensure_future(lookout())
+    waiting: set[asyncio.Future[Any]] = {woken, watching}
+    deadline = loop.time() + seconds
     try:
-        await asyncio.wait_for(woken, seconds)
-    except TimeoutError:
-        pass
+        while True:
+            left = max(0.0, deadline - loop.time())
+            done, _ = await asyncio.wait(waiting, timeout=left, return_when=_FIRST)
+            if watching in done and watching.result():
+                return True
+            if woken in done or not done:
+                return False
+            waiting = {woken}  # the lookout stopped watching: wait for the rest
     finally:
         store.unwatch(name, wake)
+        if not watching.done():
+            watching.cancel()
+            await asyncio.wait({watching})  # its read is over before the loop reads again
 
 
 async def _asyncio_serve_until_idle(
@@ -432,15 +486,27 @@ async def run_asyncio(server: Server, host: str, port: int) -> None:
 # --- trio backend --------------------------------------------------------------------------
 
 
-async def _trio_wait(store: Store, name: bytes, seconds: float) -> None:
+async def _trio_wait(store: Store, name: bytes, seconds: float, lookout: Lookout) -> bool:
     woken = trio.Event()
     if not store.watch(name, woken.set):
-        return
+        return False
+    left = False
     try:
         with trio.move_on_after(seconds):
-            await woken.wait()
+            async with trio.open_nursery() as nursery:
+
+                async def watch() -> None:
+                    nonlocal left
+                    if await lookout():
+                        left = True
+                        nursery.cancel_scope.cancel()
+
+                nursery.start_soon(watch)
+                await woken.wait()
+                nursery.cancel_scope.cancel()
     finally:
         store.unwatch(name, woken.set)
+    return left
 
 
 async def _trio_watchdog(activity: Activity, idle: float, scope: trio.CancelScope) -> None:

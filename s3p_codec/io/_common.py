@@ -360,6 +360,24 @@ class Driver(ABC, Generic[SendT, EventT]):
                 return event
             step = event
 
+    async def receive_ahead(self) -> int:
+        """Read once from the transport into the codec without asking it for events: the
+        number of bytes read, 0 once the peer has closed (or this side has).
+
+        For a server that waits on something else (a blocking read on its store) and wants to
+        notice a peer that went away meanwhile. Nothing is lost or reordered: ``next_event``
+        parses these bytes later, and a cancelled read loses nothing either. Reading ahead is
+        the caller's to bound (the codec buffers what it is given).
+        """
+        core = self._core
+        if core.eof or core.closed:
+            return 0
+        if core.pending:
+            await self._write(core.take())  # the peer may wait for these first
+        data = await self._receive(self._receive_size)
+        core.received(data)
+        return len(data)
+
     def __aiter__(self) -> AsyncIterator[EventT]:
         return self._events()
 

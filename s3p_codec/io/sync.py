@@ -204,6 +204,11 @@ class SyncConnection(_Closing, Generic[SendT, EventT]):
             return run_blocking(driver._wait(event))
         return event
 
+    def receive_ahead(self) -> int:
+        """Read once into the codec without asking it for events: bytes read, 0 once the peer
+        closed (see ``Driver.receive_ahead``)."""
+        return run_blocking(self._driver.receive_ahead())
+
     def __iter__(self) -> Iterator[EventT]:
         """Every event until the peer closes cleanly."""
         while True:

@@ -348,3 +348,46 @@ def test_ctrl_c_stops_the_server_cleanly(start_server: StartServer, backend: str
     running.process.send_signal(signal.SIGINT)
     assert running.process.wait(10) == 0
     assert b"Traceback" not in running.log.read_bytes()
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_client_that_leaves_during_a_blocking_read_is_let_go_at_once(
+    start_server: StartServer, backend: str
+) -> None:
+    # One connection allowed: the next one is admitted only once the server let the first go.
+    single = start_server(backend, "--max-connections", "1", "--max-block-ms", "30000")
+    name = fresh_name()
+    with client(single) as setup:
+        assert call(setup, s3p.Create(name)) == s3p.Ok()
+    time.sleep(0.2)  # the server counts the setup connection out
+    with client(single) as leaving:
+        leaving.send(s3p.Read(name, block_ms=20000))
+        # Pipelined behind the blocked READ: read ahead by the watch, never answered.
+        leaving.send(s3p.Append(name, (b"never",)))
+    began = time.monotonic()
+    while True:  # well before BLOCK's 20 s run out
+        with client(single, timeout=2.0) as after:
+            after.send(s3p.Read(name))
+            try:
+                reply = after.next_event()
+                break
+            except (ConnectionClosed, ConnectionError):
+                assert time.monotonic() - began < 5, "the blocked client was not let go"
+                time.sleep(0.05)
+    assert reply == s3p.ReadReply(())  # and the APPEND behind the READ was dropped with it
+    assert time.monotonic() - began < 5
+
+
+def test_requests_pipelined_behind_a_blocking_read_are_answered_after_it_in_order(
+    server: RunningServer,
+) -> None:
+    name = fresh_name()
+    with client(server) as conn:
+        assert call(conn, s3p.Create(name)) == s3p.Ok()
+        conn.send(s3p.Read(name, block_ms=300))  # the watch reads the next two ahead of time
+        conn.send(s3p.Append(name, (b"after",)))
+        conn.send(s3p.Read(name))
+        assert conn.next_event() == s3p.ReadReply(())  # BLOCK ran out: the APPEND came later
+        appended = conn.next_event()
+        assert isinstance(appended, s3p.AppendReply)
+        assert conn.next_event() == s3p.ReadReply(((appended.timestamp, b"after"),))

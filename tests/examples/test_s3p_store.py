@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from examples.s3p_server import Store, answer_blocking, must_block
+from examples.s3p_server import Lookout, Store, answer_blocking, must_block
 from s3p_codec import s3p
 
 TS = s3p.Timestamp
@@ -159,7 +159,8 @@ def test_delete_removes_the_stream_and_the_name_can_be_created_again() -> None:
     assert store.execute(s3p.Read(b"s")) == s3p.ReadReply(())
 
 
-async def _asyncio_wait(store: Store, name: bytes, seconds: float) -> None:
+async def _asyncio_wait(store: Store, name: bytes, seconds: float, lookout: Lookout) -> bool:
+    """The simplest waiter: a wake-up or the time-out; the client never leaves."""
     woken = asyncio.Event()
     if store.watch(name, woken.set):
         try:
@@ -169,6 +170,12 @@ async def _asyncio_wait(store: Store, name: bytes, seconds: float) -> None:
             pass
         finally:
             store.unwatch(name, woken.set)
+    return False
+
+
+async def _stays() -> bool:
+    await asyncio.sleep(3600)
+    return False
 
 
 def test_blocking_read_is_woken_by_an_append_and_skips_records_not_newer() -> None:
@@ -177,7 +184,7 @@ def test_blocking_read_is_woken_by_an_append_and_skips_records_not_newer() -> No
     assert must_block(read, store.execute(read))
 
     async def main() -> s3p.Reply:
-        waiting = asyncio.create_task(answer_blocking(store, read, _asyncio_wait))
+        waiting = asyncio.create_task(answer_blocking(store, read, _asyncio_wait, _stays))
         await asyncio.sleep(0.01)
         store.execute(s3p.Append(b"c", (b"old",), TS(10, 0)))  # wakes it, but not newer
         await asyncio.sleep(0.01)
@@ -191,7 +198,7 @@ def test_blocking_read_is_woken_by_an_append_and_skips_records_not_newer() -> No
 def test_blocking_read_answers_an_empty_array_when_block_ms_pass() -> None:
     store = store_with(b"s")
     read = s3p.Read(b"s", block_ms=50)
-    assert asyncio.run(answer_blocking(store, read, _asyncio_wait)) == s3p.ReadReply(())
+    assert asyncio.run(answer_blocking(store, read, _asyncio_wait, _stays)) == s3p.ReadReply(())
 
 
 def test_delete_wakes_a_blocking_read_which_then_finds_the_stream_gone() -> None:
@@ -199,12 +206,22 @@ def test_delete_wakes_a_blocking_read_which_then_finds_the_stream_gone() -> None
     read = s3p.Read(b"s", block_ms=5000)
 
     async def main() -> s3p.Reply:
-        waiting = asyncio.create_task(answer_blocking(store, read, _asyncio_wait))
+        waiting = asyncio.create_task(answer_blocking(store, read, _asyncio_wait, _stays))
         await asyncio.sleep(0.01)
         store.execute(s3p.Delete(b"s"))
         return await asyncio.wait_for(waiting, 2)
 
     assert error_code(asyncio.run(main())) is s3p.ErrorCode.UNKNOWN_STREAM
+
+
+def test_a_blocking_read_whose_client_left_has_no_answer() -> None:
+    store = store_with(b"s")
+    read = s3p.Read(b"s", block_ms=5000)
+
+    async def leaves(store: Store, name: bytes, seconds: float, lookout: Lookout) -> bool:
+        return True  # the lookout saw the client close
+
+    assert asyncio.run(answer_blocking(store, read, leaves, _stays)) is None
 
 
 def test_a_read_without_block_never_waits() -> None:

@@ -76,6 +76,9 @@ class Adapter:
     async def next_event(self) -> Line:
         return await _maybe(self.inner.next_event())  # type: ignore[no-any-return]
 
+    async def receive_ahead(self) -> int:
+        return await _maybe(self.inner.receive_ahead())  # type: ignore[no-any-return]
+
     async def events(self) -> list[Line]:
         if isinstance(self.inner, sync_io.SyncConnection):
             return list(self.inner)

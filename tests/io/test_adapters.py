@@ -212,6 +212,31 @@ def test_a_wait_for_an_event_cut_short_loses_no_bytes(backend: Backend) -> None:
     backend.run(main)
 
 
+def test_receive_ahead_reads_without_parsing_and_loses_nothing(backend: Backend) -> None:
+    """What a server waiting on something else uses to notice a peer leaving: bytes read
+    ahead come out later, in order, as events; 0 means the peer closed."""
+
+    async def main() -> None:
+        ours, peer = tcp_pair()
+        with peer:
+            conn = await backend.wrap(ours)
+            await backend.cut_short(conn, conn.receive_ahead, 0.1)  # nothing sent: loses nothing
+            peer.sendall(b"one\ntw")
+            got = 0
+            while got < 6:
+                got += await conn.receive_ahead()
+            assert got == 6
+            peer.sendall(b"o\n")
+            peer.shutdown(socket.SHUT_WR)
+            while await conn.receive_ahead():
+                pass
+            assert await conn.receive_ahead() == 0  # and stays 0 after the end of stream
+            assert await conn.events() == [Line(b"one"), Line(b"two")]
+            assert conn.closed  # the clean end of stream closed it
+
+    backend.run(main)
+
+
 async def timed(wait: Awaitable[object]) -> float:
     started = time.monotonic()
     await wait
