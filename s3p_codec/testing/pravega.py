@@ -27,11 +27,11 @@ from __future__ import annotations
 import struct
 import uuid
 
-import attrs
 from hypothesis import strategies as st
 
-from s3p_codec import ProtocolError, Role, pravega
-from s3p_codec.testing.strategies import Answer, Malformed, MalformedReply, Valid
+from s3p_codec import Role, pravega
+from s3p_codec.testing.strategies import Malformed, MalformedReply, Valid
+from s3p_codec.testing.target import CodecReader
 
 __all__ = [
     "Target",
@@ -696,33 +696,16 @@ def reply_edge_cases(limits: pravega.Limits | None = None) -> st.SearchStrategy[
 # --- live target -------------------------------------------------------------------------------
 
 
-class _Reader:
+class _Reader(CodecReader):
     def __init__(self, sent: Malformed | Valid) -> None:
         # The requests went out as raw bytes, not through this codec: read acks unchecked.
-        self._conn = pravega.Connection(Role.CLIENT, check_acks=False)
-        self._conn.send(pravega.Hello())
-        self._answer = Answer()
+        conn = pravega.Connection(Role.CLIENT, check_acks=False)
+        conn.send(pravega.Hello())
         # A malformed case's valid preamble (SetupAppend, a first good block) is answered
         # before the broken frame is seen; a server that accepts the broken frame is still
         # caught, as it does not close.
         preamble: tuple[type, ...] = (pravega.Hello, pravega.AppendSetup, pravega.DataAppended)
-        self._preamble = preamble if isinstance(sent, Malformed) else (pravega.Hello,)
-
-    def feed(self, data: bytes) -> Answer:
-        if self._answer.problem:
-            return self._answer
-        try:
-            self._conn.receive_data(data)
-            for event in self._conn.events():
-                if isinstance(event, self._preamble) and not self._answer.complete:
-                    continue  # the answer to our Hello (or the preamble), not to the case
-                self._answer = Answer(True, None, False, None, repr(event)[:200])
-        except ProtocolError as exc:
-            self._answer = attrs.evolve(self._answer, finished=True, problem=str(exc)[:200])
-            return self._answer
-        if not data:
-            self._answer = attrs.evolve(self._answer, finished=True)
-        return self._answer
+        super().__init__(conn, preamble if isinstance(sent, Malformed) else (pravega.Hello,))
 
 
 class Target:

@@ -21,11 +21,11 @@ import base64
 import json
 import string
 
-import attrs
 from hypothesis import strategies as st
 
-from s3p_codec import ProtocolError, Role, rustlog
-from s3p_codec.testing.strategies import Answer, Malformed, MalformedReply, Valid
+from s3p_codec import Role, rustlog
+from s3p_codec.testing.strategies import Malformed, MalformedReply, Valid
+from s3p_codec.testing.target import CodecReader
 
 __all__ = [
     "Target",
@@ -555,28 +555,17 @@ def malformed_replies(limits: rustlog.Limits | None = None) -> st.SearchStrategy
 # --- live target -------------------------------------------------------------------------------
 
 
-class _Reader:
+class _Reader(CodecReader):
     def __init__(self, sent: Malformed | Valid) -> None:
-        self._conn = _client()
+        conn = _client()
         request = sent.event if isinstance(sent, Valid) else rustlog.Ping()
-        self._conn.send(request)  # type: ignore[arg-type]
-        self._answer = Answer()
+        conn.send(request)  # type: ignore[arg-type]
+        # A fatal error answered before closing may not match the Ping the reader expects:
+        # reported as a problem, with what was answered before.
+        super().__init__(conn)
 
-    def feed(self, data: bytes) -> Answer:
-        if self._answer.problem:
-            return self._answer
-        try:
-            self._conn.receive_data(data)
-            for event in self._conn.events():
-                code = event.code if isinstance(event, rustlog.Error) else None
-                self._answer = Answer(True, code, False, None, repr(event)[:200])
-        except ProtocolError as exc:
-            # A fatal error answered before closing may not match the Ping the reader expects.
-            self._answer = attrs.evolve(self._answer, finished=True, problem=str(exc)[:200])
-            return self._answer
-        if not data:
-            self._answer = attrs.evolve(self._answer, finished=True)
-        return self._answer
+    def code_of(self, event: object) -> int | None:
+        return event.code if isinstance(event, rustlog.Error) else None
 
 
 class Target:

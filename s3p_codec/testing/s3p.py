@@ -20,8 +20,9 @@ from __future__ import annotations
 import attrs
 from hypothesis import strategies as st
 
-from s3p_codec import ProtocolError, Role, s3p
-from s3p_codec.testing.strategies import Answer, Malformed, MalformedReply, Valid
+from s3p_codec import Role, s3p
+from s3p_codec.testing.strategies import Malformed, MalformedReply, Valid
+from s3p_codec.testing.target import CodecReader
 
 __all__ = [
     "Target",
@@ -621,28 +622,16 @@ def malformed_replies(limits: s3p.Limits | None = None) -> st.SearchStrategy[Mal
 # --- live target -------------------------------------------------------------------------------
 
 
-class _Reader:
+class _Reader(CodecReader):
     def __init__(self, sent: Malformed | Valid) -> None:
-        self._conn = s3p.Connection(Role.CLIENT)
+        conn = s3p.Connection(Role.CLIENT)
         request = sent.event if isinstance(sent, Valid) else s3p.Read(b"s")
         assert isinstance(request, s3p.Create | s3p.Append | s3p.Read | s3p.Trim | s3p.Delete)
-        self._conn.send(request)
-        self._answer = Answer()
+        conn.send(request)
+        super().__init__(conn)
 
-    def feed(self, data: bytes) -> Answer:
-        if self._answer.problem:
-            return self._answer
-        try:
-            self._conn.receive_data(data)
-            for event in self._conn.events():
-                code = event.code if isinstance(event, s3p.ErrorReply) else None
-                self._answer = Answer(True, code, False, None, repr(event)[:200])
-        except ProtocolError as exc:
-            self._answer = attrs.evolve(self._answer, finished=True, problem=str(exc)[:200])
-            return self._answer
-        if not data:
-            self._answer = attrs.evolve(self._answer, finished=True)
-        return self._answer
+    def code_of(self, event: object) -> str | None:
+        return event.code if isinstance(event, s3p.ErrorReply) else None
 
 
 def _no_block(request: s3p.Request) -> s3p.Request:

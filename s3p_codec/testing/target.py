@@ -6,13 +6,15 @@ speaks a protocol of their own can write one and hand it to ``live.fuzz``.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
+import attrs
 from hypothesis import strategies as st
 
+from s3p_codec import ProtocolError
 from s3p_codec.testing.strategies import Answer, Malformed, Valid
 
-__all__ = ["Reader", "Target"]
+__all__ = ["CodecReader", "Reader", "Target"]
 
 
 class Reader(Protocol):
@@ -21,6 +23,37 @@ class Reader(Protocol):
     def feed(self, data: bytes) -> Answer:
         """Add bytes (``b""``: the server closed) and say what has been answered so far."""
         ...
+
+
+class CodecReader:
+    """A ``Reader`` over a client-role codec that has sent its request: each event is an
+    answer (``code_of`` tells an error reply's code), except events of the ``preamble`` types
+    before the first answer; any protocol error ends the conversation as a problem."""
+
+    def __init__(self, conn: Any, preamble: tuple[type, ...] = ()) -> None:
+        self._conn = conn
+        self._preamble = preamble
+        self._answer = Answer()
+
+    def code_of(self, event: object) -> str | int | None:
+        """The error code ``event`` carries, or None for a normal reply."""
+        return None
+
+    def feed(self, data: bytes) -> Answer:
+        if self._answer.problem:
+            return self._answer
+        try:
+            self._conn.receive_data(data)
+            for event in self._conn.events():
+                if isinstance(event, self._preamble) and not self._answer.complete:
+                    continue  # the answer to a preamble, not to the case
+                self._answer = Answer(True, self.code_of(event), False, None, repr(event)[:200])
+        except ProtocolError as exc:
+            self._answer = attrs.evolve(self._answer, finished=True, problem=str(exc)[:200])
+            return self._answer
+        if not data:
+            self._answer = attrs.evolve(self._answer, finished=True)
+        return self._answer
 
 
 class Target(Protocol):
