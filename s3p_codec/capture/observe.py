@@ -741,18 +741,25 @@ def _size(path: str) -> int:
 
 def _capture_error_row(path: str, exc: Exception) -> Row:
     message = exc.message if isinstance(exc, CaptureFileError) else str(exc)
+    return capture_error_row(path, type(exc).__name__, message, exc)
+
+
+def capture_error_row(
+    file: str, error_type: str, message: str, error: Exception | None = None
+) -> Row:
+    """The row of a capture file that could not be read, or broke off (after its packets)."""
     return Row(
-        file=path,
+        file=file,
         first_packet=0,
         last_packet=0,
         ts=0.0,
-        conversation=f"{path}#0",
+        conversation=f"{file}#0",
         client="",
         server="",
         direction="",
         protocol="unknown",
         kind="capture_error",
-        event_type=type(exc).__name__,
+        event_type=error_type,
         pair_id=None,
         latency_ms=None,
         stream=None,
@@ -762,5 +769,5 @@ def _capture_error_row(path: str, exc: Exception) -> Row:
         wire_bytes=0,
         error_code="capture_file",
         detail=_short(message),
-        event=exc,
+        event=error,
     )

@@ -21,6 +21,7 @@ from s3p_codec.capture import (
     Row,
     Segment,
     arrow_schema,
+    capture_error_row,
     decode_flow,
     parse_decode_as,
 )
@@ -38,7 +39,6 @@ __all__ = [
 
 EVENT_COLUMNS = tuple(c.name for c in COLUMNS)
 _FLOW_KEY = ("flow_a_addr", "flow_a_port", "flow_b_addr", "flow_b_port")
-_DETAIL_LIMIT = 200  # the single-process decoder shortens details to this many characters
 _SPARK_TYPES = {"str": "string", "int": "bigint", "float": "double", "bool": "boolean"}
 
 
@@ -57,36 +57,6 @@ def rows_to_batch(rows: Iterable[Row]) -> pa.RecordBatch:
         pa.array([getattr(r, f.name) for r in listed], type=f.type) for f in schema
     ]  # fmt: skip
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= _DETAIL_LIMIT else text[: _DETAIL_LIMIT - 3] + "..."
-
-
-def capture_error_row(file: str, error_type: str, message: str) -> Row:
-    """The row a capture file that could not be read (or broke off) gives."""
-    return Row(
-        file=file,
-        first_packet=0,
-        last_packet=0,
-        ts=0.0,
-        conversation=f"{file}#0",
-        client="",
-        server="",
-        direction="",
-        protocol="unknown",
-        kind="capture_error",
-        event_type=error_type,
-        pair_id=None,
-        latency_ms=None,
-        stream=None,
-        offset=None,
-        count=None,
-        payload_bytes=None,
-        wire_bytes=0,
-        error_code="capture_file",
-        detail=_short(message),
-    )
 
 
 def decode_sorted(
