@@ -23,7 +23,7 @@ from s3p_codec.capture import (
     write_jsonl,
     write_parquet,
 )
-from s3p_codec.capture.observe import describe_event
+from s3p_codec.capture.describe import describe_event
 from tests.capture.synth import Flow, write_capture
 from tests.capture.test_observe import CLIENT, SERVER, conversation
 
