@@ -4,8 +4,9 @@ decompression, the HTTP/1.1 session connection and the Observer.
 The first byte picks the target (``which % 5``) and its variant (``which // 5``), the second
 a chunk size; the rest is fed in chunks, so the fuzzer also explores frame boundaries. Any
 exception other than the codec's own typed errors is a bug and crashes the run; so is a
-decompressed payload over its cap, a decoded message that encodes to something else, or an
-AppendInput a server read that a client cannot send again identically.
+decompressed payload over its cap, a decoded message that encodes to something else or that
+the protobuf runtime reads differently (or refuses), or an AppendInput a server read that a
+client cannot send again identically.
 """
 
 from __future__ import annotations
@@ -25,9 +26,13 @@ with atheris.instrument_imports():
 
 from _harness import main, step_for
 
+# The protobuf runtime as the oracle of the message decoders (not instrumented: not ours).
+from tests.s2s.test_proto import CASES as RUNTIME_CASES
+
 _SESSIONS = [(r, s) for r in Role for s in s2s.Session]
 _DECODERS = [proto.decode_append_input, proto.decode_append_ack, proto.decode_read_batch]
 _CAP = 64 * 1024
+_OVERFLOW = "varint above 2**64 - 1"
 _LIMITS = s2s.Limits(max_frame_length=1 << 16)
 
 
@@ -66,11 +71,25 @@ def _send_again(inputs: list[s2s.AppendInput], which: int) -> None:
 
 def _decode(data: bytes, which: int) -> None:
     decoder = _DECODERS[which % 3]
+    _, _, _, _, from_runtime, runtime_class = RUNTIME_CASES[which % 3]
+    runtime = runtime_class()
+    try:
+        runtime.ParseFromString(data)
+    except Exception:  # the runtime's DecodeError
+        runtime = None
     try:
         message = decoder(data)
     except RemoteProtocolError as exc:
         _check(exc)
+        # The one known divergence (see s2s.proto): upb keeps the low 64 bits of an
+        # overflowing 10-byte varint; we refuse it, as prost and protobuf-go do.
+        if runtime is not None and _OVERFLOW not in exc.message:
+            raise AssertionError(f"the protobuf runtime accepts what we refuse: {exc}") from exc
         return
+    if runtime is None:
+        raise AssertionError("the protobuf runtime refuses what we accept")
+    if from_runtime(runtime) != message:
+        raise AssertionError("the protobuf runtime reads other values")
     # What we decoded we can encode, and it decodes to the same event.
     encoders = {
         s2s.AppendInput: proto.encode_append_input,

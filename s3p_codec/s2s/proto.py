@@ -19,6 +19,11 @@ Semantics follow proto3 as the runtime implements it:
   groups included;
 - a ``string`` must be valid UTF-8; varints longer than 10 bytes or above 2**64 - 1, truncated
   fields and field number 0 are errors (``bad_proto``).
+
+One known divergence from the Python runtime (upb), found by differential fuzzing: upb keeps the
+low 64 bits of a 10-byte varint whose last byte is above 1; here it is ``bad_proto``, as in
+prost (the Rust decoder S2 itself uses) and protobuf-go, which check for that overflow. No
+encoder writes such a varint.
 """
 
 from __future__ import annotations

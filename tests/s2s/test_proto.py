@@ -341,6 +341,17 @@ def test_random_bytes_give_events_or_bad_proto_only(decode: Any, data: bytes) ->
     assert code is s2s.ErrorCode.BAD_PROTO
 
 
+def test_an_overflowing_ten_byte_varint_is_refused_where_upb_truncates_it() -> None:
+    """The one known divergence from the runtime: prost and protobuf-go refuse it too."""
+    data = b"\x12\x0b\x08" + b"\xff" * 9 + b"\x7f"  # tail.seq_num: bits above 2**64 - 1
+    runtime = pb.ReadBatch()
+    runtime.ParseFromString(data)  # upb keeps the low 64 bits
+    assert runtime.tail.seq_num == (1 << 64) - 1
+    with pytest.raises(RemoteProtocolError, match=r"varint above 2\*\*64 - 1") as info:
+        proto.decode_read_batch(data)
+    assert info.value.code is s2s.ErrorCode.BAD_PROTO
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 @given(data=st.binary(max_size=80))
 def test_where_both_accept_random_bytes_they_agree(case: tuple[Any, ...], data: bytes) -> None:
