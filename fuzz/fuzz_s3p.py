@@ -11,6 +11,7 @@ two request parsers agree. Anything else is a bug and crashes the run.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -22,8 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 with atheris.instrument_imports():
     from s3p_codec import NEED_DATA, Direction, RemoteProtocolError, Role, s3p
     from s3p_codec.s3p.commands import CommandParser
-    from s3p_codec.s3p.wire import Malformed, WireBuffer
+    from s3p_codec.s3p.wire import ErrorString, Malformed, WireBuffer, WireReader
 
+# hiredis, the oracle of RESP framing, is not instrumented: it is not ours.
+import hiredis
 from _harness import main
 
 _PENDING: tuple[s3p.Request, ...] = (
@@ -112,10 +115,51 @@ def _parse(selector: int, data: bytes, fast: bool) -> list[object]:
 
 
 def _both_paths(selector: int, data: bytes) -> None:
-    """The server's fast path reads exactly what the careful parser reads, or leaves it."""
+    """The server's fast path reads exactly what the careful parser reads, or leaves it; and
+    every RESP value the generic wire reader reads, hiredis reads the same."""
     fast, careful = _parse(selector, data, True), _parse(selector, data, False)
     if fast != careful:
         raise AssertionError(f"fast path {fast!r} != careful parser {careful!r}")
+    _like_hiredis(data)
+
+
+_LEADING_ZERO = re.compile(rb"[*$]0[0-9]")
+"""S3P's ABNF (``1*DIGIT``) allows a length with a leading zero; hiredis, like Redis, refuses it."""
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, ErrorString):
+        return ("error", bytes(value).decode())
+    if isinstance(value, hiredis.ReplyError):
+        return ("error", str(value))
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return bytes(value) if isinstance(value, bytes) else value  # Simple and Bulk alike
+
+
+def _like_hiredis(data: bytes) -> None:
+    ours: list[object] = []
+    reader = WireReader()
+    reader.feed(data)
+    try:
+        while (value := reader.next_value()) is not None:
+            ours.append(_plain(value))
+    except Malformed:
+        pass
+    if not ours or _LEADING_ZERO.search(data):
+        return
+    theirs: list[object] = []
+    oracle = hiredis.Reader()
+    oracle.feed(data)
+    try:
+        while len(theirs) < len(ours) and (value := oracle.gets()) is not False:
+            theirs.append(_plain(value))
+    except hiredis.ProtocolError as exc:
+        raise AssertionError(f"hiredis refuses what we read: {exc}") from exc
+    if theirs != ours:
+        raise AssertionError(f"hiredis reads {theirs!r}, we read {ours!r}")
 
 
 def _observe(selector: int, data: bytes) -> None:
