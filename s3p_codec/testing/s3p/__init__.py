@@ -1,24 +1,48 @@
-"""S3P cases, moving into a package: ``requests`` holds them all until they are split."""
+"""Hypothesis strategies for S3P v0.1.0 peers: valid commands, their bytes, malformed bytes.
+
+Every malformed case is fatal and must get an Error reply: "After sending any Error reply,
+servers MUST close the connection immediately" and, in v0.1.0, "all errors result in
+connection closure". The one exception is a command cut short by the end of the stream
+(``half_close``): the server closes, and no reply is owed to a client that stopped sending.
+
+Cases aimed at limits are built from the server's ``s3p.Limits`` (pass the limits the server
+under test was started with); when a header alone breaks a limit, the payload
+is left out, so a server that waits for it before answering hangs and is caught.
+
+For clients: ``replies()`` and ``reply_wire()`` (valid replies and the bytes our server-role
+codec writes for them) and ``malformed_replies()`` (``MalformedReply`` cases a strict client
+refuses: lengths off by one, at and over the client's bounds, wrong RESP types for the request
+pending, non-ASCII text, repeated or missing pairs, nesting, replies out of order, truncation).
+
+Where each part lives (every name below is importable from this package):
+
+- ``requests``: the server direction (``requests()``, ``request_wire()``, ``malformed()``,
+  ``edge_cases()``);
+- ``replies``: the client direction (``replies()``, ``reply_wire()``, ``request_for()``,
+  ``requests_for()``, ``malformed_replies()``);
+- ``target``: ``Target``, the live driver's view of S3P, and its answer reader;
+- ``_wire``: what both directions share (error codes, ``U64``, ``timestamps()``).
+
+The functions ``requests`` and ``replies`` hide the submodules of the same name as attributes
+of this package; reach a submodule with ``from s3p_codec.testing.s3p.replies import ...``.
+"""
 
 from __future__ import annotations
 
-from s3p_codec.testing.s3p.requests import BAD as BAD
-from s3p_codec.testing.s3p.requests import LIMITS as LIMITS
-from s3p_codec.testing.s3p.requests import U64 as U64
-from s3p_codec.testing.s3p.requests import (
-    Target,
-    edge_cases,
-    malformed,
+from s3p_codec.testing.s3p._wire import BAD as BAD
+from s3p_codec.testing.s3p._wire import LIMITS as LIMITS
+from s3p_codec.testing.s3p._wire import U64 as U64
+from s3p_codec.testing.s3p._wire import timestamps as timestamps
+from s3p_codec.testing.s3p.replies import _reply_truncated as _reply_truncated
+from s3p_codec.testing.s3p.replies import (
     malformed_replies,
     replies,
     reply_wire,
     request_for,
-    request_wire,
-    requests,
     requests_for,
 )
-from s3p_codec.testing.s3p.requests import _reply_truncated as _reply_truncated
-from s3p_codec.testing.s3p.requests import timestamps as timestamps
+from s3p_codec.testing.s3p.requests import edge_cases, malformed, request_wire, requests
+from s3p_codec.testing.s3p.target import Target
 
 __all__ = [
     "Target",
