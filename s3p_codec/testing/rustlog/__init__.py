@@ -1,27 +1,56 @@
-"""The rustlog cases, moving into a package: ``requests`` holds them all until they are split."""
+"""Hypothesis strategies for RustLog peers: valid requests, their frames, malformed frames.
+
+RustLog splits errors in two (see the project's protocol notes):
+
+- fatal, "Protocol violations that terminate connection": a length of 0 or over
+  10,485,760 (judged from the 4-byte header alone), invalid UTF-8, invalid JSON, a root that is
+  not an object, a missing or non-string ``type``. The server closes; it may send an ``Error``
+  first (400, or 413 for the length), so a reply is checked when present but not required;
+- recoverable: unknown ``type``, missing or ill-typed fields, bad base64, out-of-range numbers.
+  The server answers ``Error`` (400) and keeps the connection: the live driver then sends a
+  ``Ping`` on it, which must get its ``Pong``.
+
+For clients: ``responses()`` and ``reply_wire()`` (valid responses and the frames our
+server-role codec writes for them) and ``malformed_replies()`` (``MalformedReply`` frames a
+strict client refuses, with the requests it had pending).
+
+Where each part lives (every name below is importable from this package):
+
+- ``requests``: the server direction (``requests()``, ``request_wire()``, ``malformed()``,
+  ``recoverable()``, ``edge_cases()``);
+- ``replies``: the client direction (``responses()``, ``reply_wire()``, ``request_for()``,
+  ``requests_for()``, ``malformed_replies()``);
+- ``target``: ``Target``, the live driver's view of RustLog, and its answer reader;
+- ``_wire``: what both directions share (the frame and its JSON, codes, ``topics()``).
+
+The function ``requests`` hides the submodule of the same name as an attribute of this
+package; reach it with ``from s3p_codec.testing.rustlog.requests import ...``.
+"""
 
 from __future__ import annotations
 
-from s3p_codec.testing.rustlog.requests import BAD as BAD
-from s3p_codec.testing.rustlog.requests import TOO_LARGE as TOO_LARGE
-from s3p_codec.testing.rustlog.requests import TOPIC_CHARS as TOPIC_CHARS
-from s3p_codec.testing.rustlog.requests import U32 as U32
-from s3p_codec.testing.rustlog.requests import U64 as U64
-from s3p_codec.testing.rustlog.requests import (
-    Target,
-    edge_cases,
-    malformed,
+from s3p_codec.testing.rustlog._wire import BAD as BAD
+from s3p_codec.testing.rustlog._wire import TOO_LARGE as TOO_LARGE
+from s3p_codec.testing.rustlog._wire import TOPIC_CHARS as TOPIC_CHARS
+from s3p_codec.testing.rustlog._wire import U32 as U32
+from s3p_codec.testing.rustlog._wire import U64 as U64
+from s3p_codec.testing.rustlog._wire import topics as topics
+from s3p_codec.testing.rustlog.replies import _reply_fields as _reply_fields
+from s3p_codec.testing.rustlog.replies import (
     malformed_replies,
-    recoverable,
     reply_wire,
     request_for,
-    request_wire,
-    requests,
     requests_for,
     responses,
 )
-from s3p_codec.testing.rustlog.requests import _reply_fields as _reply_fields
-from s3p_codec.testing.rustlog.requests import topics as topics
+from s3p_codec.testing.rustlog.requests import (
+    edge_cases,
+    malformed,
+    recoverable,
+    request_wire,
+    requests,
+)
+from s3p_codec.testing.rustlog.target import Target
 
 __all__ = [
     "Target",
