@@ -1,0 +1,59 @@
+"""Pravega as ``live.fuzz`` drives it against a running segment store: what to send, how to
+read answers.
+
+The only part of the Pravega cases that knows about a live peer (setup, probe, answer reader).
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from s3p_codec import Role, pravega
+from s3p_codec.testing.pravega._wire import HELLO
+from s3p_codec.testing.pravega.requests import malformed, requests
+from s3p_codec.testing.strategies import Malformed, Valid
+from s3p_codec.testing.target import CodecReader
+
+
+class _Reader(CodecReader):
+    def __init__(self, sent: Malformed | Valid) -> None:
+        # The requests went out as raw bytes, not through this codec: read acks unchecked.
+        conn = pravega.Connection(Role.CLIENT, check_acks=False)
+        conn.send(pravega.Hello())
+        # A malformed case's valid preamble (SetupAppend, a first good block) is answered
+        # before the broken frame is seen; a server that accepts the broken frame is still
+        # caught, as it does not close.
+        preamble: tuple[type, ...] = (pravega.Hello, pravega.AppendSetup, pravega.DataAppended)
+        super().__init__(conn, preamble if isinstance(sent, Malformed) else (pravega.Hello,))
+
+
+class Target:
+    """Pravega as the live fuzzer drives it."""
+
+    name = "pravega"
+    default_port = 12345
+
+    def __init__(self, limits: pravega.Limits | None = None) -> None:
+        self.limits = limits or pravega.Limits()
+
+    def _valid(self, command: pravega.Command) -> Valid:
+        return Valid(type(command).__name__, HELLO + pravega.encode(command), command)
+
+    def setup(self) -> list[Valid]:
+        return [self._valid(pravega.CreateSegment(1, "fuzz/fuzz/0"))]
+
+    def malformed(self) -> st.SearchStrategy[Malformed]:
+        return malformed(self.limits)
+
+    def valid(self) -> st.SearchStrategy[Valid]:
+        # ReadSegment of an open segment's tail waits for data: keep it out of live traffic.
+        return requests().filter(lambda c: not isinstance(c, pravega.ReadSegment)).map(self._valid)
+
+    def probe(self) -> Valid:
+        return self._valid(pravega.GetStreamSegmentInfo(2, "fuzz/fuzz/0"))
+
+    def reader(self, sent: Malformed | Valid) -> _Reader:
+        return _Reader(sent)
+
+    def follow_up(self, sent: Malformed | Valid) -> Valid | None:
+        return None
