@@ -1,42 +1,82 @@
-"""The s2s cases, moving into a package: ``requests`` holds them all until they are split."""
+"""Hypothesis strategies for S2S peers: append inputs, their frames, malformed frames.
+
+S2S frames ride in HTTP bodies. A malformed case here is a whole HTTP/1.1 append session: the
+request head (``POST /v1/streams/fuzz/records``, ``Content-Type: s2s/proto``, chunked body) and
+body chunks holding the broken frames. "After receiving or sending a terminal frame, the session
+must be closed": every frame error is fatal and answered by a terminal frame whose JSON ``code``
+is the case's ``code`` (``bad_frame`` 400 for framing and compression, ``bad_proto`` 400 for a
+protobuf that does not decode, ``invalid`` 422 for a message that breaks a rule). A bad request
+head gets a plain HTTP error response instead (``bad_header``, ``bad_path``, ``bad_query``).
+"Fatal" here means the session ends (the response body ends); HTTP/1.1 may keep the connection.
+
+Compression bombs: zstd and gzip payloads of a few hundred bytes that inflate past the
+2 MiB - 1 payload limit; a strict peer stops decompressing at the cap. Every limit is also hit
+exactly (``edge_cases``: must be accepted) and by one more (``malformed``): the 2 MiB frame
+length (padded with an unknown protobuf field, which "Unknown fields are skipped" allows), the
+decompressed payload, "1000 records or 1 MiB of metered data" per AppendInput.
+
+Client direction (fuzz your own S2S client): ``reply_wire()`` gives server frames as this
+library's server-role codec writes them (ReadBatch and Heartbeat with compression none, zstd
+and gzip; AppendAck; Terminal), ``requests_for(event)`` what the client sent first;
+``malformed_replies()`` gives whole HTTP/1.1 responses a strict client must refuse (framing,
+truncation after every byte of a frame, bombs, bad protobuf, acks in illegal orders, a wrong
+content type), each with the ``code`` this library's client-role codec raises and ``pending``,
+the requests the client sent first; ``reply_edge_cases()`` responses it must accept.
+
+Where each part lives (every name below is importable from this package):
+
+- ``requests``: the server direction (``append_records()``, ``append_inputs()``,
+  ``requests()``, ``request_wire()``, ``malformed()``, ``edge_cases()``);
+- ``replies``: the client direction (``positions()``, ``read_batches()``, ``replies()``,
+  ``reply_wire()``, ``requests_for()``, ``malformed_replies()``, ``reply_edge_cases()``, the
+  session requests ``APPEND_REQUEST`` and ``READ_REQUEST``, ``RESPONSE_HEAD``, ``END``);
+- ``target``: ``Target``, the live driver's view of S2S, and its answer reader;
+- ``_wire``: what both directions share (``E``, ``STREAM``, ``TOKEN``, ``session_head()``,
+  ``HEAD``, the frame, bomb and payload builders).
+
+The functions ``requests`` and ``replies`` hide the submodules of the same name as attributes
+of this package; reach a submodule with ``from s3p_codec.testing.s2s.replies import ...``.
+"""
 
 from __future__ import annotations
 
-from s3p_codec.testing.s2s.requests import APPEND_REQUEST as APPEND_REQUEST
-from s3p_codec.testing.s2s.requests import END as END
-from s3p_codec.testing.s2s.requests import HEAD as HEAD
-from s3p_codec.testing.s2s.requests import READ_REQUEST as READ_REQUEST
-from s3p_codec.testing.s2s.requests import RESPONSE_HEAD as RESPONSE_HEAD
-from s3p_codec.testing.s2s.requests import STREAM as STREAM
-from s3p_codec.testing.s2s.requests import TOKEN as TOKEN
-from s3p_codec.testing.s2s.requests import U64 as U64
-from s3p_codec.testing.s2s.requests import E as E
-from s3p_codec.testing.s2s.requests import (
-    Target,
-    append_inputs,
-    edge_cases,
-    malformed,
+from s3p_codec.testing.s2s._wire import HEAD as HEAD
+from s3p_codec.testing.s2s._wire import STREAM as STREAM
+from s3p_codec.testing.s2s._wire import TOKEN as TOKEN
+from s3p_codec.testing.s2s._wire import E as E
+from s3p_codec.testing.s2s._wire import session_head as session_head
+from s3p_codec.testing.s2s.replies import APPEND_REQUEST as APPEND_REQUEST
+from s3p_codec.testing.s2s.replies import END as END
+from s3p_codec.testing.s2s.replies import READ_REQUEST as READ_REQUEST
+from s3p_codec.testing.s2s.replies import RESPONSE_HEAD as RESPONSE_HEAD
+from s3p_codec.testing.s2s.replies import U64 as U64
+from s3p_codec.testing.s2s.replies import _ack as _ack
+from s3p_codec.testing.s2s.replies import _inputs as _inputs
+from s3p_codec.testing.s2s.replies import _reply_cuts as _reply_cuts
+from s3p_codec.testing.s2s.replies import _reply_framing as _reply_framing
+from s3p_codec.testing.s2s.replies import _reply_heads as _reply_heads
+from s3p_codec.testing.s2s.replies import _reply_orders as _reply_orders
+from s3p_codec.testing.s2s.replies import _reply_protobuf as _reply_protobuf
+from s3p_codec.testing.s2s.replies import _server_frames as _server_frames
+from s3p_codec.testing.s2s.replies import (
     malformed_replies,
     positions,
     read_batches,
     replies,
     reply_edge_cases,
     reply_wire,
-    request_wire,
-    requests,
     requests_for,
 )
-from s3p_codec.testing.s2s.requests import _ack as _ack
-from s3p_codec.testing.s2s.requests import _inputs as _inputs
 from s3p_codec.testing.s2s.requests import _limits as _limits
-from s3p_codec.testing.s2s.requests import _reply_cuts as _reply_cuts
-from s3p_codec.testing.s2s.requests import _reply_framing as _reply_framing
-from s3p_codec.testing.s2s.requests import _reply_heads as _reply_heads
-from s3p_codec.testing.s2s.requests import _reply_orders as _reply_orders
-from s3p_codec.testing.s2s.requests import _reply_protobuf as _reply_protobuf
-from s3p_codec.testing.s2s.requests import _server_frames as _server_frames
+from s3p_codec.testing.s2s.requests import (
+    append_inputs,
+    edge_cases,
+    malformed,
+    request_wire,
+    requests,
+)
 from s3p_codec.testing.s2s.requests import append_records as append_records
-from s3p_codec.testing.s2s.requests import session_head as session_head
+from s3p_codec.testing.s2s.target import Target
 
 __all__ = [
     "Target",
