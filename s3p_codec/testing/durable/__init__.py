@@ -1,31 +1,61 @@
-"""The durable cases, moving into a package: ``requests`` holds them all until they are split."""
+"""Hypothesis strategies for Durable Streams servers: requests, their bytes, malformed requests.
+
+Durable Streams is HTTP/1.1: a malformed case is one whole request whose answer must be the
+HTTP status in ``code``. Two groups:
+
+- ``malformed()``: broken headers and framing a server refuses without looking at its streams
+  (TTL "0|[1-9][0-9]*", TTL together with Expires-At, producer headers "all or none", offsets
+  containing ``, & = ? /``, ``live`` values, bad Content-Length and chunk sizes, a head over the
+  size limit (431), a body over the limit announced by Content-Length alone (413), no Host);
+- ``decisions()``: requests that are well formed but wrong for the server's state (append to a
+  missing stream 404, another Content-Type than the stream's 409, invalid JSON on a JSON
+  stream 400, an empty append body 400).
+
+HTTP lets a server close the connection after any error response, so every case is ``fatal``
+in the sense that the exchange is over once the response has been read; the live driver then
+checks that a fresh connection is served.
+
+For clients: ``responses()`` (every response kind), ``response_wire()`` (a response, SSE body
+included, as our server-role codec writes it, with the request it answers) and
+``malformed_replies()`` (``MalformedReply`` bytes a strict client refuses).
+
+Where each part lives (every name below is importable from this package):
+
+- ``requests``: the server direction (``requests()``, ``request_wire()``, ``malformed()``,
+  ``decisions()``);
+- ``replies``: the client direction (``responses()``, ``response_wire()`` and its other name
+  ``reply_wire()``, ``request_for()``, ``requests_for()``, ``stream_offsets()``,
+  ``ClientEvents``, ``malformed_replies()``);
+- ``target``: ``Target``, the live driver's view of Durable Streams, and its answer reader;
+- ``_wire``: what both directions share (``C``, ``STREAM``, ``TYPES``).
+
+The function ``requests`` hides the submodule of the same name as an attribute of this
+package; reach it with ``from s3p_codec.testing.durable.requests import ...``.
+"""
 
 from __future__ import annotations
 
-from s3p_codec.testing.durable.requests import _OPEN_SSE as _OPEN_SSE
-from s3p_codec.testing.durable.requests import _READ as _READ
-from s3p_codec.testing.durable.requests import HOST as HOST
-from s3p_codec.testing.durable.requests import JSON_STREAM as JSON_STREAM
-from s3p_codec.testing.durable.requests import STREAM as STREAM
-from s3p_codec.testing.durable.requests import TYPES as TYPES
-from s3p_codec.testing.durable.requests import C as C
-from s3p_codec.testing.durable.requests import (
+from s3p_codec.testing.durable._wire import STREAM as STREAM
+from s3p_codec.testing.durable._wire import TYPES as TYPES
+from s3p_codec.testing.durable._wire import C as C
+from s3p_codec.testing.durable.replies import _OPEN_SSE as _OPEN_SSE
+from s3p_codec.testing.durable.replies import _READ as _READ
+from s3p_codec.testing.durable.replies import (
     ClientEvents,
-    Target,
-    decisions,
-    malformed,
     malformed_replies,
     reply_wire,
     request_for,
-    request_wire,
-    requests,
     requests_for,
     response_wire,
     responses,
     stream_offsets,
 )
-from s3p_codec.testing.durable.requests import _reply_headers as _reply_headers
-from s3p_codec.testing.durable.requests import _sse as _sse
+from s3p_codec.testing.durable.replies import _reply_headers as _reply_headers
+from s3p_codec.testing.durable.replies import _sse as _sse
+from s3p_codec.testing.durable.requests import HOST as HOST
+from s3p_codec.testing.durable.requests import JSON_STREAM as JSON_STREAM
+from s3p_codec.testing.durable.requests import decisions, malformed, request_wire, requests
+from s3p_codec.testing.durable.target import Target
 
 __all__ = [
     "ClientEvents",
