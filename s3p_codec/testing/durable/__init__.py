@@ -21,16 +21,13 @@ included, as our server-role codec writes it, with the request it answers) and
 
 Where each part lives (every name below is importable from this package):
 
-- ``requests``: the server direction (``requests()``, ``request_wire()``, ``malformed()``,
+- ``for_servers``: the server direction (``requests()``, ``request_wire()``, ``malformed()``,
   ``decisions()``);
-- ``replies``: the client direction (``responses()``, ``response_wire()`` and its other name
+- ``for_clients``: the client direction (``responses()``, ``response_wire()`` and its other name
   ``reply_wire()``, ``request_for()``, ``requests_for()``, ``stream_offsets()``,
   ``ClientEvents``, ``malformed_replies()``);
 - ``target``: ``Target``, the live driver's view of Durable Streams, and its answer reader;
 - ``_wire``: what both directions share (``C``, ``STREAM``, ``TYPES``).
-
-The function ``requests`` hides the submodule of the same name as an attribute of this
-package; reach it with ``from s3p_codec.testing.durable.requests import ...``.
 """
 
 from __future__ import annotations
@@ -38,9 +35,9 @@ from __future__ import annotations
 from s3p_codec.testing.durable._wire import STREAM as STREAM
 from s3p_codec.testing.durable._wire import TYPES as TYPES
 from s3p_codec.testing.durable._wire import C as C
-from s3p_codec.testing.durable.replies import _OPEN_SSE as _OPEN_SSE
-from s3p_codec.testing.durable.replies import _READ as _READ
-from s3p_codec.testing.durable.replies import (
+from s3p_codec.testing.durable.for_clients import _OPEN_SSE as _OPEN_SSE
+from s3p_codec.testing.durable.for_clients import _READ as _READ
+from s3p_codec.testing.durable.for_clients import (
     ClientEvents,
     malformed_replies,
     reply_wire,
@@ -50,11 +47,11 @@ from s3p_codec.testing.durable.replies import (
     responses,
     stream_offsets,
 )
-from s3p_codec.testing.durable.replies import _reply_headers as _reply_headers
-from s3p_codec.testing.durable.replies import _sse as _sse
-from s3p_codec.testing.durable.requests import HOST as HOST
-from s3p_codec.testing.durable.requests import JSON_STREAM as JSON_STREAM
-from s3p_codec.testing.durable.requests import decisions, malformed, request_wire, requests
+from s3p_codec.testing.durable.for_clients import _reply_headers as _reply_headers
+from s3p_codec.testing.durable.for_clients import _sse as _sse
+from s3p_codec.testing.durable.for_servers import HOST as HOST
+from s3p_codec.testing.durable.for_servers import JSON_STREAM as JSON_STREAM
+from s3p_codec.testing.durable.for_servers import decisions, malformed, request_wire, requests
 from s3p_codec.testing.durable.target import Target
 
 __all__ = [

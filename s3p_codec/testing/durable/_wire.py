@@ -2,7 +2,7 @@
 
 Requests name the fuzzed stream and its content types, responses answer requests on that
 same stream, and both directions write requests with one client-role codec, so these live
-here, below ``requests`` and ``replies``.
+here, below ``for_servers`` and ``for_clients``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from s3p_codec import durable
 from s3p_codec.testing.durable._wire import STREAM, _client
-from s3p_codec.testing.durable.requests import JSON_STREAM, decisions, malformed, requests
+from s3p_codec.testing.durable.for_servers import JSON_STREAM, decisions, malformed, requests
 from s3p_codec.testing.strategies import Answer, Malformed, Valid
 
 _METHODS = {

@@ -23,16 +23,13 @@ replies it must accept. This library's client does not track appends, so acks in
 
 Where each part lives (every name below is importable from this package):
 
-- ``requests``: the server direction (``requests()``, ``request_wire()``, ``malformed()``,
+- ``for_servers``: the server direction (``requests()``, ``request_wire()``, ``malformed()``,
   ``edge_cases()``);
-- ``replies``: the client direction (``replies()``, ``reply_wire()``, ``requests_for()``,
+- ``for_clients``: the client direction (``replies()``, ``reply_wire()``, ``requests_for()``,
   ``malformed_replies()``, ``reply_edge_cases()``);
 - ``target``: ``Target``, the live driver's view of Pravega, and its answer reader;
 - ``_wire``: what both directions share (``E``, ``HELLO``, ``WRITER``, ``SEGMENT``,
   ``segments()``, the frame builders).
-
-The functions ``requests`` and ``replies`` hide the submodules of the same name as attributes
-of this package; reach a submodule with ``from s3p_codec.testing.pravega.replies import ...``.
 """
 
 from __future__ import annotations
@@ -42,21 +39,21 @@ from s3p_codec.testing.pravega._wire import SEGMENT as SEGMENT
 from s3p_codec.testing.pravega._wire import WRITER as WRITER
 from s3p_codec.testing.pravega._wire import E as E
 from s3p_codec.testing.pravega._wire import segments as segments
-from s3p_codec.testing.pravega.replies import I64 as I64
-from s3p_codec.testing.pravega.replies import _cut_replies as _cut_replies
-from s3p_codec.testing.pravega.replies import _reply_framing as _reply_framing
-from s3p_codec.testing.pravega.replies import _reply_strings as _reply_strings
-from s3p_codec.testing.pravega.replies import (
+from s3p_codec.testing.pravega.for_clients import I64 as I64
+from s3p_codec.testing.pravega.for_clients import _cut_replies as _cut_replies
+from s3p_codec.testing.pravega.for_clients import _reply_framing as _reply_framing
+from s3p_codec.testing.pravega.for_clients import _reply_strings as _reply_strings
+from s3p_codec.testing.pravega.for_clients import (
     malformed_replies,
     replies,
     reply_edge_cases,
     reply_wire,
     requests_for,
 )
-from s3p_codec.testing.pravega.requests import SETUP as SETUP
-from s3p_codec.testing.pravega.requests import _aggregates as _aggregates
-from s3p_codec.testing.pravega.requests import _orders as _orders
-from s3p_codec.testing.pravega.requests import edge_cases, malformed, request_wire, requests
+from s3p_codec.testing.pravega.for_servers import SETUP as SETUP
+from s3p_codec.testing.pravega.for_servers import _aggregates as _aggregates
+from s3p_codec.testing.pravega.for_servers import _orders as _orders
+from s3p_codec.testing.pravega.for_servers import edge_cases, malformed, request_wire, requests
 from s3p_codec.testing.pravega.target import Target
 
 __all__ = [

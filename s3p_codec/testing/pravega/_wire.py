@@ -1,8 +1,8 @@
 """What both directions of the Pravega cases share: the Hello, frame builders, names.
 
 Both directions start with a ``Hello``, build frames from the same header and length-prefixed
-strings, and name the same writer and segment, so these live here, below ``requests`` and
-``replies``.
+strings, and name the same writer and segment, so these live here, below ``for_servers`` and
+``for_clients``.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from s3p_codec import Role, pravega
 from s3p_codec.testing.pravega._wire import HELLO
-from s3p_codec.testing.pravega.requests import malformed, requests
+from s3p_codec.testing.pravega.for_servers import malformed, requests
 from s3p_codec.testing.strategies import Malformed, Valid
 from s3p_codec.testing.target import CodecReader
 

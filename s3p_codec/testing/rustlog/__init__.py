@@ -16,15 +16,12 @@ strict client refuses, with the requests it had pending).
 
 Where each part lives (every name below is importable from this package):
 
-- ``requests``: the server direction (``requests()``, ``request_wire()``, ``malformed()``,
+- ``for_servers``: the server direction (``requests()``, ``request_wire()``, ``malformed()``,
   ``recoverable()``, ``edge_cases()``);
-- ``replies``: the client direction (``responses()``, ``reply_wire()``, ``request_for()``,
+- ``for_clients``: the client direction (``responses()``, ``reply_wire()``, ``request_for()``,
   ``requests_for()``, ``malformed_replies()``);
 - ``target``: ``Target``, the live driver's view of RustLog, and its answer reader;
 - ``_wire``: what both directions share (the frame and its JSON, codes, ``topics()``).
-
-The function ``requests`` hides the submodule of the same name as an attribute of this
-package; reach it with ``from s3p_codec.testing.rustlog.requests import ...``.
 """
 
 from __future__ import annotations
@@ -35,15 +32,15 @@ from s3p_codec.testing.rustlog._wire import TOPIC_CHARS as TOPIC_CHARS
 from s3p_codec.testing.rustlog._wire import U32 as U32
 from s3p_codec.testing.rustlog._wire import U64 as U64
 from s3p_codec.testing.rustlog._wire import topics as topics
-from s3p_codec.testing.rustlog.replies import _reply_fields as _reply_fields
-from s3p_codec.testing.rustlog.replies import (
+from s3p_codec.testing.rustlog.for_clients import _reply_fields as _reply_fields
+from s3p_codec.testing.rustlog.for_clients import (
     malformed_replies,
     reply_wire,
     request_for,
     requests_for,
     responses,
 )
-from s3p_codec.testing.rustlog.requests import (
+from s3p_codec.testing.rustlog.for_servers import (
     edge_cases,
     malformed,
     recoverable,

@@ -2,7 +2,7 @@
 
 Requests and responses are the same frame (a 4-byte big-endian length, then one JSON object)
 and name topics the same way, and both directions write requests with one pipelining
-client-role codec, so these live here, below ``requests`` and ``replies``.
+client-role codec, so these live here, below ``for_servers`` and ``for_clients``.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from s3p_codec import rustlog
 from s3p_codec.testing.rustlog._wire import _client
-from s3p_codec.testing.rustlog.requests import edge_cases, malformed, requests
+from s3p_codec.testing.rustlog.for_servers import edge_cases, malformed, requests
 from s3p_codec.testing.strategies import Malformed, Valid
 from s3p_codec.testing.target import CodecReader
 

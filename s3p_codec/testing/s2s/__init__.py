@@ -25,17 +25,14 @@ the requests the client sent first; ``reply_edge_cases()`` responses it must acc
 
 Where each part lives (every name below is importable from this package):
 
-- ``requests``: the server direction (``append_records()``, ``append_inputs()``,
+- ``for_servers``: the server direction (``append_records()``, ``append_inputs()``,
   ``requests()``, ``request_wire()``, ``malformed()``, ``edge_cases()``);
-- ``replies``: the client direction (``positions()``, ``read_batches()``, ``replies()``,
+- ``for_clients``: the client direction (``positions()``, ``read_batches()``, ``replies()``,
   ``reply_wire()``, ``requests_for()``, ``malformed_replies()``, ``reply_edge_cases()``, the
   session requests ``APPEND_REQUEST`` and ``READ_REQUEST``, ``RESPONSE_HEAD``, ``END``);
 - ``target``: ``Target``, the live driver's view of S2S, and its answer reader;
 - ``_wire``: what both directions share (``E``, ``STREAM``, ``TOKEN``, ``session_head()``,
   ``HEAD``, the frame, bomb and payload builders).
-
-The functions ``requests`` and ``replies`` hide the submodules of the same name as attributes
-of this package; reach a submodule with ``from s3p_codec.testing.s2s.replies import ...``.
 """
 
 from __future__ import annotations
@@ -45,20 +42,20 @@ from s3p_codec.testing.s2s._wire import STREAM as STREAM
 from s3p_codec.testing.s2s._wire import TOKEN as TOKEN
 from s3p_codec.testing.s2s._wire import E as E
 from s3p_codec.testing.s2s._wire import session_head as session_head
-from s3p_codec.testing.s2s.replies import APPEND_REQUEST as APPEND_REQUEST
-from s3p_codec.testing.s2s.replies import END as END
-from s3p_codec.testing.s2s.replies import READ_REQUEST as READ_REQUEST
-from s3p_codec.testing.s2s.replies import RESPONSE_HEAD as RESPONSE_HEAD
-from s3p_codec.testing.s2s.replies import U64 as U64
-from s3p_codec.testing.s2s.replies import _ack as _ack
-from s3p_codec.testing.s2s.replies import _inputs as _inputs
-from s3p_codec.testing.s2s.replies import _reply_cuts as _reply_cuts
-from s3p_codec.testing.s2s.replies import _reply_framing as _reply_framing
-from s3p_codec.testing.s2s.replies import _reply_heads as _reply_heads
-from s3p_codec.testing.s2s.replies import _reply_orders as _reply_orders
-from s3p_codec.testing.s2s.replies import _reply_protobuf as _reply_protobuf
-from s3p_codec.testing.s2s.replies import _server_frames as _server_frames
-from s3p_codec.testing.s2s.replies import (
+from s3p_codec.testing.s2s.for_clients import APPEND_REQUEST as APPEND_REQUEST
+from s3p_codec.testing.s2s.for_clients import END as END
+from s3p_codec.testing.s2s.for_clients import READ_REQUEST as READ_REQUEST
+from s3p_codec.testing.s2s.for_clients import RESPONSE_HEAD as RESPONSE_HEAD
+from s3p_codec.testing.s2s.for_clients import U64 as U64
+from s3p_codec.testing.s2s.for_clients import _ack as _ack
+from s3p_codec.testing.s2s.for_clients import _inputs as _inputs
+from s3p_codec.testing.s2s.for_clients import _reply_cuts as _reply_cuts
+from s3p_codec.testing.s2s.for_clients import _reply_framing as _reply_framing
+from s3p_codec.testing.s2s.for_clients import _reply_heads as _reply_heads
+from s3p_codec.testing.s2s.for_clients import _reply_orders as _reply_orders
+from s3p_codec.testing.s2s.for_clients import _reply_protobuf as _reply_protobuf
+from s3p_codec.testing.s2s.for_clients import _server_frames as _server_frames
+from s3p_codec.testing.s2s.for_clients import (
     malformed_replies,
     positions,
     read_batches,
@@ -67,15 +64,15 @@ from s3p_codec.testing.s2s.replies import (
     reply_wire,
     requests_for,
 )
-from s3p_codec.testing.s2s.requests import _limits as _limits
-from s3p_codec.testing.s2s.requests import (
+from s3p_codec.testing.s2s.for_servers import _limits as _limits
+from s3p_codec.testing.s2s.for_servers import (
     append_inputs,
     edge_cases,
     malformed,
     request_wire,
     requests,
 )
-from s3p_codec.testing.s2s.requests import append_records as append_records
+from s3p_codec.testing.s2s.for_servers import append_records as append_records
 from s3p_codec.testing.s2s.target import Target
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 A server-direction case is an append session (``HEAD`` and chunks of frames), and a
 client-direction case answers that same head; both build frames, bombs and padded,
-compressed payloads the same way, so these live here, below ``requests`` and ``replies``.
+compressed payloads the same way, so these live here, below ``for_servers`` and ``for_clients``.
 """
 
 from __future__ import annotations

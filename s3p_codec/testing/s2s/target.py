@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from s3p_codec import ProtocolError, Role, s2s
 from s3p_codec.testing.s2s._wire import HEAD, STREAM, TOKEN, _chunk, _client
-from s3p_codec.testing.s2s.requests import append_inputs, edge_cases, malformed
+from s3p_codec.testing.s2s.for_servers import append_inputs, edge_cases, malformed
 from s3p_codec.testing.strategies import Answer, Malformed, Valid
 
 

@@ -16,15 +16,12 @@ pending, non-ASCII text, repeated or missing pairs, nesting, replies out of orde
 
 Where each part lives (every name below is importable from this package):
 
-- ``requests``: the server direction (``requests()``, ``request_wire()``, ``malformed()``,
+- ``for_servers``: the server direction (``requests()``, ``request_wire()``, ``malformed()``,
   ``edge_cases()``);
-- ``replies``: the client direction (``replies()``, ``reply_wire()``, ``request_for()``,
+- ``for_clients``: the client direction (``replies()``, ``reply_wire()``, ``request_for()``,
   ``requests_for()``, ``malformed_replies()``);
 - ``target``: ``Target``, the live driver's view of S3P, and its answer reader;
 - ``_wire``: what both directions share (error codes, ``U64``, ``timestamps()``).
-
-The functions ``requests`` and ``replies`` hide the submodules of the same name as attributes
-of this package; reach a submodule with ``from s3p_codec.testing.s3p.replies import ...``.
 """
 
 from __future__ import annotations
@@ -33,15 +30,15 @@ from s3p_codec.testing.s3p._wire import BAD as BAD
 from s3p_codec.testing.s3p._wire import LIMITS as LIMITS
 from s3p_codec.testing.s3p._wire import U64 as U64
 from s3p_codec.testing.s3p._wire import timestamps as timestamps
-from s3p_codec.testing.s3p.replies import _reply_truncated as _reply_truncated
-from s3p_codec.testing.s3p.replies import (
+from s3p_codec.testing.s3p.for_clients import _reply_truncated as _reply_truncated
+from s3p_codec.testing.s3p.for_clients import (
     malformed_replies,
     replies,
     reply_wire,
     request_for,
     requests_for,
 )
-from s3p_codec.testing.s3p.requests import edge_cases, malformed, request_wire, requests
+from s3p_codec.testing.s3p.for_servers import edge_cases, malformed, request_wire, requests
 from s3p_codec.testing.s3p.target import Target
 
 __all__ = [

@@ -1,7 +1,7 @@
 """What both directions of the S3P cases share: the error codes they expect and timestamps.
 
 Commands carry timestamps (APPEND's TIMESTAMP, READ's MIN_TIMESTAMP, TRIM's UNTIL) and so do
-replies, so the strategy lives here, below ``requests`` and ``replies``.
+replies, so the strategy lives here, below ``for_servers`` and ``for_clients``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import attrs
 from hypothesis import strategies as st
 
 from s3p_codec import Role, s3p
-from s3p_codec.testing.s3p.requests import edge_cases, malformed, requests
+from s3p_codec.testing.s3p.for_servers import edge_cases, malformed, requests
 from s3p_codec.testing.strategies import Malformed, Valid
 from s3p_codec.testing.target import CodecReader
 

@@ -1,6 +1,6 @@
 """The client direction: Durable Streams responses, their bytes, and bytes a client refuses.
 
-Kept apart from ``requests`` because a client is fuzzed with what a server writes: each case
+Kept apart from ``for_servers`` because a client is fuzzed with what a server writes: each case
 carries the request the client must have sent (``pending``) before its bytes arrive, and an
 SSE response is several events, not one.
 """

@@ -1,6 +1,6 @@
 """The client direction: S2S server frames, their bytes, and responses a client refuses.
 
-Kept apart from ``requests`` because a client is fuzzed with what a server writes: each case
+Kept apart from ``for_servers`` because a client is fuzzed with what a server writes: each case
 carries the requests the client must have sent (``pending``) before its bytes arrive.
 """
 

@@ -1,6 +1,6 @@
 """The client direction: valid S3P replies, their bytes, and malformed replies a client refuses.
 
-Kept apart from ``requests`` because a client is fuzzed with what a server writes: each case
+Kept apart from ``for_servers`` because a client is fuzzed with what a server writes: each case
 carries the requests the client must have sent (``pending``) before its bytes arrive.
 """
 

@@ -1,6 +1,6 @@
 """The client direction: valid Pravega replies, their frames, and frames a client refuses.
 
-Kept apart from ``requests`` because a client is fuzzed with what a segment store writes: each
+Kept apart from ``for_servers`` because a client is fuzzed with what a segment store writes: each
 case carries the requests the client must have sent (``pending``) before its bytes arrive.
 """
 
