@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import gzip
 import json
+import re
 import shutil
 import signal
 import socket
@@ -236,7 +237,7 @@ def record(name: str, tcpdump: str) -> Path:
             dump.send_signal(signal.SIGINT)
             dump.wait(timeout=10)
         stats = dump.stderr.read()
-        if " 0 packets dropped by kernel" not in stats:
+        if not re.search(r"^0 packets dropped by kernel", stats, re.MULTILINE):
             print(f"{name}: tcpdump says: {stats.strip()}", file=sys.stderr)
     finally:
         server.send_signal(signal.SIGINT)
