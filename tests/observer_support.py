@@ -1,8 +1,11 @@
-"""Helpers shared by the Observer offset tests of the HTTP-based protocols."""
+"""Helpers shared by the Observer tests of the HTTP-based protocols: outputs of one direction,
+HTTP/1.1 chunking, and two directions fed in pieces, interleaved as a capture interleaves them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from s3p_codec import Direction
 from s3p_codec._core.observe import Observed
@@ -29,3 +32,27 @@ def chunked(body: bytes, sizes: Sequence[int]) -> tuple[bytes, list[int]]:
         at += len(piece)
     out += b"0\r\n\r\n"
     return bytes(out), where
+
+
+def pieces(stream: bytes, cuts: Iterable[int]) -> list[bytes]:
+    """``stream`` cut at ``cuts`` (each taken modulo its length + 1); joined, it is ``stream``."""
+    points = sorted({c % (len(stream) + 1) for c in cuts} | {0, len(stream)})
+    return [stream[a:b] for a, b in itertools.pairwise(points) if b > a]
+
+
+def interleaved(
+    observer: Any, c2s: list[bytes], s2c: list[bytes], picks: Iterable[bool]
+) -> list[object]:
+    """Feed both directions' pieces to ``observer`` in an order ``picks`` chooses (True: the
+    client's next piece), as a capture interleaves them; every output, in order."""
+    queues = {Direction.CLIENT_TO_SERVER: list(c2s), Direction.SERVER_TO_CLIENT: list(s2c)}
+    outputs: list[object] = []
+    choices = iter(picks)
+    while any(queues.values()):
+        direction = (
+            Direction.CLIENT_TO_SERVER if next(choices, True) else Direction.SERVER_TO_CLIENT
+        )
+        if not queues[direction]:
+            direction = direction.reverse
+        outputs += observer.observe(direction, queues[direction].pop(0))
+    return outputs

@@ -12,6 +12,7 @@ from s3p_codec import Direction, durable
 from s3p_codec._core.observe import ObservedError
 from tests.durable.test_observer import OFFSET, conversation
 from tests.observer_support import chunked as _chunked
+from tests.observer_support import interleaved, pieces
 from tests.observer_support import observed as _observed
 
 C2S, S2C = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
@@ -134,11 +135,6 @@ def test_a_rejected_request_is_reported_at_its_start() -> None:
     assert _ranges(outputs, C2S) == [(0, len(good)), (len(good + bad), len(good + bad + good))]
 
 
-def _pieces(stream: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(stream) + 1) for c in cuts} | {0, len(stream)})
-    return [stream[a:b] for a, b in itertools.pairwise(points) if b > a]
-
-
 @given(
     cuts=st.lists(st.integers(min_value=0, max_value=1 << 16), max_size=10),
     picks=st.lists(st.booleans(), max_size=40),
@@ -151,14 +147,7 @@ def test_offsets_are_the_same_under_any_chunking_and_never_overlap(
     reference = durable.Observer()
     expected = [*reference.observe(C2S, c2s), *reference.observe(S2C, s2c)]
     observer = durable.Observer()
-    queues = {C2S: _pieces(c2s, cuts), S2C: _pieces(s2c, cuts[::-1])}
-    outputs: list[object] = []
-    choices = iter(picks)
-    while queues[C2S] or queues[S2C]:
-        direction = C2S if next(choices, True) else S2C
-        if not queues[direction]:
-            direction = direction.reverse
-        outputs += observer.observe(direction, queues[direction].pop(0))
+    outputs = interleaved(observer, pieces(c2s, cuts), pieces(s2c, cuts[::-1]), picks)
     assert len(_observed(outputs, C2S)) + len(_observed(outputs, S2C)) == len(events)
     for direction in (C2S, S2C):
         assert _observed(outputs, direction) == _observed(expected, direction)

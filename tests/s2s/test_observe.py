@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 
 from hypothesis import given
@@ -12,6 +11,7 @@ from s3p_codec import Direction, Role, s2s
 from s3p_codec._core import Observed, ObservedError, ObservedGap
 from s3p_codec._core import Observer as ObserverProtocol
 from s3p_codec.s2s.compression import Compression
+from tests.observer_support import interleaved, pieces
 
 C2S, S2C = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
 POS = s2s.StreamPosition
@@ -58,11 +58,6 @@ def test_append_session_in_http11_is_decoded_and_paired() -> None:
         assert directions == [C2S, C2S, C2S, S2C, S2C, S2C]
 
 
-def _pieces(stream: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(stream) + 1) for c in cuts} | {0, len(stream)})
-    return [stream[a:b] for a, b in itertools.pairwise(points) if b > a]
-
-
 @given(
     cuts=st.lists(st.integers(min_value=0, max_value=1 << 16), max_size=8),
     picks=st.lists(st.booleans(), max_size=40),
@@ -71,15 +66,8 @@ def test_any_chunking_and_interleaving_gives_the_same_events(
     cuts: list[int], picks: list[bool]
 ) -> None:
     c2s, s2c, expected = _append_conversation(Compression.GZIP)
-    queues = {C2S: _pieces(c2s, cuts), S2C: _pieces(s2c, cuts[::-1])}
     observer = s2s.Observer()
-    outputs: list[object] = []
-    choices = iter(picks)
-    while queues[C2S] or queues[S2C]:
-        direction = C2S if next(choices, True) else S2C
-        if not queues[direction]:
-            direction = direction.reverse
-        outputs += observer.observe(direction, queues[direction].pop(0))
+    outputs = interleaved(observer, pieces(c2s, cuts), pieces(s2c, cuts[::-1]), picks)
     # Each direction's events come out whole and in order (across directions, order follows
     # the interleaving of the capture).
     for direction, want in ((C2S, expected[:3]), (S2C, expected[3:])):

@@ -8,7 +8,6 @@ each other in memory, and the bytes each one writes are what a capture would hol
 
 from __future__ import annotations
 
-import itertools
 import sys
 from collections.abc import Callable, Sequence
 
@@ -25,6 +24,7 @@ from s3p_codec import Direction, Role, s2s
 from s3p_codec._core import Observed, ObservedError, ObservedGap
 from s3p_codec._core import Observer as ObserverProtocol
 from s3p_codec.s2s.observe_h2 import MAX_RESET_STREAMS, PREFACE, Http2ErrorCode, Http2Observer
+from tests.observer_support import interleaved, pieces
 
 C2S, S2C = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
 POS = s2s.StreamPosition
@@ -210,11 +210,6 @@ def test_multiplexed_sessions_get_one_pair_id_per_stream() -> None:
     ]  # fmt: skip
 
 
-def _pieces(stream: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(stream) + 1) for c in cuts} | {0, len(stream)})
-    return [stream[a:b] for a, b in itertools.pairwise(points) if b > a]
-
-
 @given(
     cuts=st.lists(st.integers(min_value=0, max_value=1 << 16), max_size=12),
     picks=st.lists(st.booleans(), max_size=40),
@@ -225,18 +220,9 @@ def test_any_chunking_and_interleaving_gives_the_same_output(
 ) -> None:
     wire, whole = _multiplexed()
     c2s, s2c = bytes(wire.c2s), bytes(wire.s2c)
-    queues = {
-        C2S: [c2s[i : i + 1] for i in range(len(c2s))] if one_byte else _pieces(c2s, cuts),
-        S2C: _pieces(s2c, cuts[::-1]),
-    }
+    up = [c2s[i : i + 1] for i in range(len(c2s))] if one_byte else pieces(c2s, cuts)
     observer = s2s.Observer()
-    outputs: list[object] = []
-    choices = iter(picks)
-    while queues[C2S] or queues[S2C]:
-        direction = C2S if next(choices, True) else S2C
-        if not queues[direction]:
-            direction = direction.reverse
-        outputs += observer.observe(direction, queues[direction].pop(0))
+    outputs = interleaved(observer, up, pieces(s2c, cuts[::-1]), picks)
     outputs += [*observer.close(C2S), *observer.close(S2C)]
     # Each direction's records, offsets and pair ids included, do not depend on the cuts or on
     # how the directions interleave.

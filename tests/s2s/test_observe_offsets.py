@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from s3p_codec import Direction, Role, s2s
 from s3p_codec._core import ObservedError
 from tests.observer_support import chunked as _chunked
+from tests.observer_support import interleaved, pieces
 from tests.observer_support import observed as _observed
 
 C2S, S2C = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
@@ -157,14 +158,7 @@ def test_offsets_are_the_same_under_any_chunking_and_never_overlap(
     reference = s2s.Observer()
     expected = [*reference.observe(C2S, c2s), *reference.observe(S2C, s2c)]
     observer = s2s.Observer()
-    queues = {C2S: _pieces(c2s, cuts), S2C: _pieces(s2c, cuts[::-1])}
-    outputs: list[object] = []
-    choices = iter(picks)
-    while queues[C2S] or queues[S2C]:
-        direction = C2S if next(choices, True) else S2C
-        if not queues[direction]:
-            direction = direction.reverse
-        outputs += observer.observe(direction, queues[direction].pop(0))
+    outputs = interleaved(observer, pieces(c2s, cuts), pieces(s2c, cuts[::-1]), picks)
     for direction in (C2S, S2C):
         got = _observed(outputs, direction)
         assert got == _observed(expected, direction)
@@ -174,8 +168,3 @@ def test_offsets_are_the_same_under_any_chunking_and_never_overlap(
         assert distinct == list(dict.fromkeys(ranges))
         assert all(a[1] <= b[0] for a, b in itertools.pairwise(distinct))
     assert len(_observed(outputs, C2S)) == 1 + len(INPUTS) + 1
-
-
-def _pieces(stream: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(stream) + 1) for c in cuts} | {0, len(stream)})
-    return [stream[a:b] for a, b in itertools.pairwise(points) if b > a]
