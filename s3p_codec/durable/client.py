@@ -33,6 +33,7 @@ from s3p_codec.durable.events import (
     SSEEnd,
     SSEStart,
 )
+from s3p_codec.durable.h11input import H11Input
 from s3p_codec.durable.limits import Limits
 from s3p_codec.durable.requests import build_request
 from s3p_codec.durable.responses import parse_error, parse_response
@@ -47,7 +48,7 @@ def _fatal(message: str, code: str = "http") -> RemoteProtocolError:
     return RemoteProtocolError(message, code=code, fatal=True)
 
 
-class ClientConnection:
+class ClientConnection(H11Input):
     """One client-side HTTP/1.1 connection speaking Durable Streams.
 
     ``host`` is the ``Host`` header value (``"127.0.0.1:4437"``).
@@ -66,9 +67,7 @@ class ClientConnection:
         self._sse: sse.SSEParser | None = None
         self._sse_base64 = False
         self._queue: deque[ClientEvent] = deque()
-        self._eof = False
-        self._fed = 0  # bytes given to h11
-        self._head_start = 0  # stream offset where the response head being read began
+        self._start_input()
 
     @property
     def role(self) -> Role:
@@ -120,36 +119,14 @@ class ClientConnection:
 
     # -- receiving ------------------------------------------------------------------------
 
-    def receive_data(self, data: bytes) -> None:
-        """Buffer bytes from the server; ``b""`` means it closed the connection."""
-        if self._eof:
-            if data:
-                raise LocalProtocolError("data received after end of stream", code="eof")
-            return
-        if not data:
-            self._eof = True
-        if self._h11.their_state is h11.ERROR:
-            return
-        try:
-            self._h11.receive_data(data)
-            self._fed += len(data)
-        except RuntimeError as exc:
-            raise LocalProtocolError(str(exc), code="eof") from None
-
-    def _consumed(self) -> int:
-        """Stream offset of the first byte h11 has not turned into an event yet."""
-        return self._fed - len(self._h11.trailing_data[0])
-
     def _check_head(self) -> None:
-        # h11 bounds a head only while it is incomplete; a head that arrived whole in one
-        # chunk is measured here, so the outcome never depends on how the bytes were split.
-        size = self._consumed() - self._head_start
+        size = self._head_size()  # see ``H11Input``: measured however the bytes arrived
         if size > self.limits.max_header_size:
             self._state = ConnectionState.ERROR
             raise _fatal(
                 f"response head of {size} bytes is over the limit of {self.limits.max_header_size}"
             )
-        self._head_start += size
+        self._head_start += size  # an informational head: the final one begins after it
 
     def next_event(self) -> ClientEvent | NeedData:
         """The next typed response or SSE event, or ``NEED_DATA``."""

@@ -29,6 +29,7 @@ from s3p_codec.durable.events import (
     SSEEnd,
     SSEStart,
 )
+from s3p_codec.durable.h11input import H11Input
 from s3p_codec.durable.limits import Limits
 from s3p_codec.durable.offsets import is_sentinel, offset_error
 from s3p_codec.durable.requests import parse_request
@@ -46,7 +47,7 @@ def _fatal(message: str, status: int) -> RemoteProtocolError:
     return RemoteProtocolError(message, code=code, fatal=True, reply=ErrorResponse(code, message))
 
 
-class ServerConnection:
+class ServerConnection(H11Input):
     """One server-side HTTP/1.1 connection speaking Durable Streams."""
 
     def __init__(self, limits: Limits | None = None) -> None:
@@ -60,10 +61,7 @@ class ServerConnection:
         self._request: Request | None = None  # answered by the next send
         self._reply_owed = False  # a remote error's reply may still be sent
         self._sse_base64 = False
-        self._eof = False
-        # Stream offsets, so that a request head is measured exactly whatever the chunking.
-        self._fed = 0
-        self._head_start = 0
+        self._start_input()
 
     @property
     def role(self) -> Role:
@@ -86,22 +84,6 @@ class ServerConnection:
         return self._request
 
     # -- receiving ------------------------------------------------------------------------
-
-    def receive_data(self, data: bytes) -> None:
-        """Buffer bytes from the client; ``b""`` means it closed its side."""
-        if self._eof:
-            if data:
-                raise LocalProtocolError("data received after end of stream", code="eof")
-            return
-        if not data:
-            self._eof = True
-        if self._h11.their_state is h11.ERROR:
-            return
-        try:
-            self._h11.receive_data(data)
-            self._fed += len(data)
-        except RuntimeError as exc:  # h11 refuses data once the connection is closed
-            raise LocalProtocolError(str(exc), code="eof") from None
 
     def next_event(self) -> Request | NeedData:
         """The next complete request, or ``NEED_DATA``."""
@@ -140,14 +122,8 @@ class ServerConnection:
                 return
             yield event
 
-    def _consumed(self) -> int:
-        """Stream offset of the first byte h11 has not turned into an event yet."""
-        return self._fed - len(self._h11.trailing_data[0])
-
     def _begin(self, head: h11.Request) -> None:
-        # h11 bounds a head only while it is incomplete; a head delivered whole in one chunk
-        # is measured here, so the outcome never depends on how the bytes were split.
-        head_size = self._consumed() - self._head_start
+        head_size = self._head_size()  # see ``H11Input``: measured however the bytes arrived
         if head_size > self.limits.max_header_size:
             self._state = ConnectionState.ERROR
             self._reply_owed = True
