@@ -572,7 +572,11 @@ class App:
         media = jsonmode.media_type(stream.content_type)
         # "For streams with any other content-type (binary streams), servers MUST
         # automatically base64-encode data events".
-        await conn.send(durable.SSEStart(base64=not (media.startswith("text/") or stream.json)))
+        # Held (flush=False) until the control event after it: a data event and its control
+        # event go out in one write, so a reader never sees one without the other.
+        await conn.send(
+            durable.SSEStart(base64=not (media.startswith("text/") or stream.json)), flush=False
+        )
         deadline = self.clock() + self.settings.sse_max_seconds
         offset = start
         try:
@@ -583,7 +587,7 @@ class App:
                 if not entries and offset == offsets.BEGINNING:
                     offset = tail
                 for index, entry in enumerate(entries):
-                    await conn.send(durable.SSEData(self._body(stream, [entry])))
+                    await conn.send(durable.SSEData(self._body(stream, [entry])), flush=False)
                     offset = entry.offset
                     caught_up = complete and index == len(entries) - 1
                     await conn.send(self._control(offset, request, caught_up, closed and caught_up))
