@@ -35,10 +35,13 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import signal
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
+from examples import pravega_store_commands as commands
 from s3p_codec import Role, pravega
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.asyncio import AsyncioConnection, serve
@@ -98,24 +101,85 @@ def event_frame(data: bytes) -> bytes:
 
 
 class Store:
-    """Segments by name, shared by every connection."""
+    """Segments and table segments by name, shared by every connection."""
 
     def __init__(self, tail_wait: float = 1.0) -> None:
         self.segments: dict[str, Segment] = {}
+        self.tables: dict[str, commands.TableSegment] = {}
+        self.attributes: dict[tuple[str, uuid.UUID], int] = {}
         self.tail_wait = tail_wait
+        self.handlers: set[asyncio.Task[Any]] = set()
 
     def get(self, name: str) -> Segment | None:
         return self.segments.get(name)
 
+    # What the controller calls (it shares this process and event loop).
+
+    def create_segment(self, name: str) -> bool:
+        """Create an empty segment; False if the name is taken."""
+        if name in self.segments or name in self.tables:
+            return False
+        self.segments[name] = Segment(name)
+        return True
+
+    def delete_segment(self, name: str) -> bool:
+        """Delete a segment; False if there was none."""
+        segment = self.segments.pop(name, None)
+        if segment is None:
+            return False
+        segment.deleted = True
+        segment._wake()
+        return True
+
+    def seal_segment(self, name: str) -> bool:
+        """Seal a segment (later appends fail, readers see its end); False if missing."""
+        segment = self.segments.get(name)
+        if segment is None:
+            return False
+        segment.sealed = True
+        segment._wake()
+        return True
+
+    def truncate_segment(self, name: str, offset: int) -> bool:
+        """Drop the bytes before ``offset``; False if missing or the offset is past the end."""
+        segment = self.segments.get(name)
+        if segment is None or not 0 <= offset <= segment.length:
+            return False
+        segment.truncate(offset)
+        return True
+
+    def merge_segment(self, target: str, source: str) -> int:
+        """Append all of ``source`` to ``target`` and delete ``source`` (a transaction commit).
+
+        Returns the target's new length. Raises ``KeyError`` if either is missing and
+        ``ValueError`` if ``source`` was truncated (its bytes are no longer all there).
+        """
+        into, origin = self.segments[target], self.segments[source]
+        if origin.start_offset:
+            raise ValueError(f"{source} is truncated")
+        into.append([bytes(origin.data)])
+        self.delete_segment(source)
+        return into.length
+
     async def handle(self, conn: Conn) -> None:
         """Serve one connection until it closes."""
         session = _Session(self, conn)
+        task = asyncio.current_task()
+        if task is not None:
+            self.handlers.add(task)
         try:
             async for request in conn:
                 await session.dispatch(request)
         finally:
-            for task in session.reads:
-                task.cancel()
+            if task is not None:
+                self.handlers.discard(task)
+            for read in session.reads:
+                read.cancel()
+
+    def drop_connections(self) -> None:
+        """End every open connection at once (what clients see when a store process dies)."""
+        for task in list(self.handlers):
+            task.cancel()
 
 
 class _Session:
@@ -193,10 +257,169 @@ class _Session:
                 segment.deleted = True
                 segment._wake()
                 await self.send(pravega.SegmentDeleted(request.request_id, request.segment))
+        elif isinstance(request, pravega.Opaque) and request.type in _OPAQUE:
+            head = request.payload[:8]
+            request_id = int.from_bytes(head, "big", signed=True) if len(head) == 8 else -1
+            try:
+                await _OPAQUE[request.type](self, commands.FieldReader(request.payload))
+            except commands.MalformedCommand as exc:
+                await self.send(
+                    pravega.ErrorMessage(
+                        request_id, "", str(exc), pravega.ErrorMessage.ILLEGAL_ARGUMENT
+                    )
+                )
         else:
             name = request.name if isinstance(request, pravega.Opaque) else type(request).__name__
             request_id = getattr(request, "request_id", -1)
             await self.send(pravega.OperationUnsupported(request_id, name, ""))
+
+    # --- commands the codec leaves Opaque (fields read by pravega_store_commands) ----------
+
+    async def create_table(self, fields: commands.FieldReader) -> None:
+        request_id, name = fields.i64(), fields.string()
+        store = self.store
+        if name in store.tables or name in store.segments:
+            await self.send(pravega.SegmentAlreadyExists(request_id, name))
+        else:
+            store.tables[name] = commands.TableSegment(name)
+            await self.send(pravega.SegmentCreated(request_id, name))
+
+    async def delete_table(self, fields: commands.FieldReader) -> None:
+        request_id, name = fields.i64(), fields.string()
+        must_be_empty = fields.flag() if fields.remaining else False
+        table = self.store.tables.get(name)
+        if table is None:
+            await self.send(self._missing(request_id, name))
+        elif must_be_empty and table.entries:
+            code = pravega.CommandType.TABLE_SEGMENT_NOT_EMPTY
+            await self.send(commands.table_key_error(code, request_id, name))
+        else:
+            del self.store.tables[name]
+            await self.send(pravega.SegmentDeleted(request_id, name))
+
+    def _table(self, fields: commands.FieldReader) -> tuple[int, str, commands.TableSegment | None]:
+        request_id, name = fields.i64(), fields.string()
+        fields.string()  # delegation token
+        return request_id, name, self.store.tables.get(name)
+
+    async def update_table(self, fields: commands.FieldReader) -> None:
+        request_id, name, table = self._table(fields)
+        entries = fields.entries()
+        offset = fields.i64() if fields.remaining >= 8 else -1
+        if table is None:
+            await self.send(self._missing(request_id, name))
+            return
+        error = table.check([(key, version) for key, version, _ in entries])
+        if error is None and offset not in (-1, table.length):
+            error = pravega.CommandType.TABLE_KEY_BAD_VERSION
+        if error is not None:
+            await self.send(commands.table_key_error(error, request_id, name))
+            return
+        await self.send(commands.table_entries_updated(request_id, table.update(entries)))
+
+    async def remove_table_keys(self, fields: commands.FieldReader) -> None:
+        request_id, name, table = self._table(fields)
+        keys = fields.keys()
+        if table is None:
+            await self.send(self._missing(request_id, name))
+            return
+        # Removing an absent key unconditionally is fine; conditions are checked like updates.
+        error = table.check([(k, v) for k, v in keys if v != commands.NO_VERSION])
+        if error is not None:
+            await self.send(commands.table_key_error(error, request_id, name))
+            return
+        table.remove(keys)
+        await self.send(commands.table_keys_removed(request_id, name))
+
+    async def read_table(self, fields: commands.FieldReader) -> None:
+        request_id, name, table = self._table(fields)
+        keys = fields.keys()
+        if table is None:
+            await self.send(self._missing(request_id, name))
+            return
+        entries = [table.get(key) for key, _ in keys]
+        await self.send(commands.table_read(request_id, name, entries))
+
+    async def read_table_entries(self, fields: commands.FieldReader) -> None:
+        request_id, name, table = self._table(fields)
+        count, token = fields.i32(), fields.blob()
+        if table is None:
+            await self.send(self._missing(request_id, name))
+            return
+        entries, token = table.page(token, count)
+        await self.send(commands.table_entries_read(request_id, name, entries, token))
+
+    async def read_table_keys(self, fields: commands.FieldReader) -> None:
+        request_id, name, table = self._table(fields)
+        count, token = fields.i32(), fields.blob()
+        if table is None:
+            await self.send(self._missing(request_id, name))
+            return
+        entries, token = table.page(token, count)
+        keys = [(key, version) for key, version, _ in entries]
+        await self.send(commands.table_keys_read(request_id, name, keys, token))
+
+    async def read_table_delta(self, fields: commands.FieldReader) -> None:
+        request_id, name, table = self._table(fields)
+        position, count = fields.i64(), fields.i32()
+        if table is None:
+            await self.send(self._missing(request_id, name))
+            return
+        entries, last = table.since(position, count)
+        reached_end = last >= table.length
+        await self.send(
+            commands.table_entries_delta_read(request_id, name, entries, reached_end, last)
+        )
+
+    async def merge_segments(self, fields: commands.FieldReader) -> None:
+        request_id, target, source = fields.i64(), fields.string(), fields.string()
+        store = self.store
+        if target not in store.segments or source not in store.segments:
+            missing = target if target not in store.segments else source
+            await self.send(self._missing(request_id, missing))
+            return
+        if store.segments[target].sealed:
+            segment = store.segments[target]
+            await self.send(pravega.SegmentIsSealed(request_id, target, "", segment.length))
+            return
+        try:
+            length = store.merge_segment(target, source)
+        except ValueError:
+            segment = store.segments[source]
+            await self.send(
+                pravega.SegmentIsTruncated(request_id, source, segment.start_offset, "", 0)
+            )
+            return
+        await self.send(commands.segments_merged(request_id, target, source, length))
+
+    async def create_transient(self, fields: commands.FieldReader) -> None:
+        request_id, writer_id, parent = fields.i64(), fields.uid(), fields.string()
+        if parent not in self.store.segments:
+            await self.send(self._missing(request_id, parent))
+            return
+        name = f"{parent}#transient.{writer_id.hex}"
+        self.store.create_segment(name)
+        await self.send(pravega.SegmentCreated(request_id, name))
+
+    async def get_attribute(self, fields: commands.FieldReader) -> None:
+        request_id, name, attribute = fields.i64(), fields.string(), fields.uid()
+        if name not in self.store.segments:
+            await self.send(self._missing(request_id, name))
+            return
+        value = self.store.attributes.get((name, attribute), commands.NO_VERSION)
+        await self.send(commands.segment_attribute(request_id, value))
+
+    async def update_attribute(self, fields: commands.FieldReader) -> None:
+        request_id, name, attribute = fields.i64(), fields.string(), fields.uid()
+        new, expected = fields.i64(), fields.i64()
+        if name not in self.store.segments:
+            await self.send(self._missing(request_id, name))
+            return
+        current = self.store.attributes.get((name, attribute), commands.NO_VERSION)
+        success = current == expected
+        if success:
+            self.store.attributes[(name, attribute)] = new
+        await self.send(commands.segment_attribute_updated(request_id, success))
 
     async def setup(self, request: pravega.SetupAppend) -> None:
         segment = self.store.get(request.segment)
@@ -326,6 +549,23 @@ class _Session:
             await self.send(pravega.SegmentTruncated(request.request_id, request.segment))
 
 
+_T = pravega.CommandType
+_OPAQUE: dict[pravega.CommandType, Callable[[_Session, commands.FieldReader], Awaitable[None]]] = {
+    _T.CREATE_TABLE_SEGMENT: _Session.create_table,
+    _T.DELETE_TABLE_SEGMENT: _Session.delete_table,
+    _T.UPDATE_TABLE_ENTRIES: _Session.update_table,
+    _T.REMOVE_TABLE_KEYS: _Session.remove_table_keys,
+    _T.READ_TABLE: _Session.read_table,
+    _T.READ_TABLE_KEYS: _Session.read_table_keys,
+    _T.READ_TABLE_ENTRIES: _Session.read_table_entries,
+    _T.READ_TABLE_ENTRIES_DELTA: _Session.read_table_delta,
+    _T.MERGE_SEGMENTS: _Session.merge_segments,
+    _T.CREATE_TRANSIENT_SEGMENT: _Session.create_transient,
+    _T.GET_SEGMENT_ATTRIBUTE: _Session.get_attribute,
+    _T.UPDATE_SEGMENT_ATTRIBUTE: _Session.update_attribute,
+}
+
+
 async def start(
     store: Store | None = None, host: str = "127.0.0.1", port: int = 0
 ) -> tuple[asyncio.Server, Store]:
@@ -335,19 +575,74 @@ async def start(
     return server, store
 
 
+async def start_controller(
+    store: Store, host: str, store_port: int, port: int = 0
+) -> tuple[Any, int]:
+    """Serve a controller for ``store`` on ``host:port``; return the gRPC server and its port.
+
+    Imported here so that the store alone needs no gRPC (``pravega-controller`` extra).
+    """
+    from examples import pravega_controller  # noqa: PLC0415 - optional gRPC dependency
+
+    controller = pravega_controller.Controller(store, host, store_port)
+    return await pravega_controller.start(controller, host, port)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=12345)
     parser.add_argument("--tail-wait", type=float, default=1.0, help="seconds a tail read waits")
+    parser.add_argument(
+        "--controller-port",
+        type=int,
+        default=None,
+        help="also serve a Pravega controller (gRPC) on this port, for the official clients "
+        "(needs the pravega-controller extra)",
+    )
+    parser.add_argument(
+        "--restart-pause",
+        type=float,
+        default=1.0,
+        help="on SIGUSR1 the store drops every connection and stops listening for this many "
+        "seconds, keeping its data: a store restart over durable storage, for client tests",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
 
     async def run() -> None:
-        server, _ = await start(Store(args.tail_wait), args.host, args.port)
-        log.info("listening on %s:%d", args.host, server.sockets[0].getsockname()[1])
-        async with server:
-            await server.serve_forever()
+        store = Store(args.tail_wait)
+        server, _ = await start(store, args.host, args.port)
+        port = server.sockets[0].getsockname()[1]
+        log.info("listening on %s:%d", args.host, port)
+        controller = None
+        if args.controller_port is not None:
+            controller = await start_controller(store, args.host, port, args.controller_port)
+            log.info("controller listening on %s:%d", args.host, controller[1])
+
+        async def restart() -> None:
+            nonlocal server
+            log.info("SIGUSR1: dropping every connection; back in %.1f s", args.restart_pause)
+            server.close()
+            store.drop_connections()
+            await asyncio.sleep(args.restart_pause)
+            server, _ = await start(store, args.host, port)
+            log.info("listening again on %s:%d", args.host, port)
+
+        restarts: set[asyncio.Task[None]] = set()
+
+        def on_signal() -> None:
+            task = asyncio.ensure_future(restart())
+            restarts.add(task)
+            task.add_done_callback(restarts.discard)
+
+        asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, on_signal)
+        try:
+            await asyncio.Event().wait()  # until interrupted or terminated
+        finally:
+            server.close()
+            if controller is not None:
+                await controller[0].stop(None)
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run())

@@ -1,0 +1,106 @@
+"""The official Pravega client (``pravega_client``, the Rust client) against the example store.
+
+The store + controller run as their own process for the module
+(``pravega_official_support.StoreProcess``); each test uses its own scope. What the store holds
+is checked through our own codec (``GetStreamSegmentInfo``, ``ReadSegment``). Every wait is
+bounded, and the store process is stopped at the end of the module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pravega_client = pytest.importorskip("pravega_client")
+pytest.importorskip("grpc")
+
+from examples.pravega_controller import segment_name  # noqa: E402
+from tests.examples.pravega_official_support import StoreProcess, events_of  # noqa: E402
+
+pytestmark = pytest.mark.network
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[StoreProcess]:
+    with StoreProcess("--tail-wait", "0.2") as running:
+        yield running
+
+
+@pytest.fixture
+def manager(server: StoreProcess) -> Any:
+    return pravega_client.StreamManager(server.controller_uri)
+
+
+def new_scope(manager: Any) -> str:
+    scope = "s" + uuid.uuid4().hex[:12]
+    assert manager.create_scope(scope) is True
+    return scope
+
+
+def read_events(
+    manager: Any, scope: str, stream: str, count: int, timeout: float = 30.0
+) -> list[bytes]:
+    """Read ``count`` events through a new reader group (fails if they do not all come)."""
+    group = manager.create_reader_group("rg" + uuid.uuid4().hex[:8], scope, stream)
+    reader = group.create_reader("reader1")
+
+    async def read() -> list[bytes]:
+        events: list[bytes] = []
+        while len(events) < count:
+            segment_slice = await reader.get_segment_slice_async()
+            events.extend(bytes(event.data()) for event in segment_slice)
+            reader.release_segment(segment_slice)
+        return events
+
+    try:
+        return asyncio.run(asyncio.wait_for(read(), timeout))
+    finally:
+        reader.reader_offline()
+
+
+def test_create_scope_and_stream_make_one_segment_per_fixed_segment(
+    server: StoreProcess, manager: Any
+) -> None:
+    scope = new_scope(manager)
+    assert manager.create_scope(scope) is False  # already there
+    assert manager.create_stream(scope, "orders", 3) is True
+    assert manager.create_stream(scope, "orders", 3) is False
+    for i in range(3):
+        info = server.segment_info(segment_name(scope, "orders", i))
+        assert (info.exists, info.is_sealed, info.write_offset) == (True, False, 0)
+    assert segment_name(scope, "orders", 2) == f"{scope}/orders/2.#epoch.0"
+
+
+def test_writer_10000_events_across_routing_keys_read_back_in_order_per_key(
+    server: StoreProcess, manager: Any
+) -> None:
+    scope, keys, total = new_scope(manager), 7, 10_000
+    manager.create_stream(scope, "events", 4)
+    writer = manager.create_writer(scope, "events")
+    for i in range(total):
+        key = f"key{i % keys}"
+        writer.write_event(f"{key}:{i // keys}", routing_key=key)
+    writer.flush()
+
+    stored = [events_of(server.read_segment(segment_name(scope, "events", i))) for i in range(4)]
+    assert sum(len(s) for s in stored) == total  # each event stored once
+    keys_by_segment = [{e.split(b":")[0] for e in s} for s in stored]
+    for i, keys_here in enumerate(keys_by_segment):  # a routing key stays in one segment
+        for other in keys_by_segment[i + 1 :]:
+            assert not keys_here & other
+
+    events = read_events(manager, scope, "events", total)
+    assert len(events) == total
+    by_key: dict[str, list[int]] = collections.defaultdict(list)
+    for event in events:
+        key, number = event.decode().split(":")
+        by_key[key].append(int(number))
+    assert len(by_key) == keys
+    for key, numbers in by_key.items():
+        expected = len(range(int(key[3:]), total, keys))
+        assert numbers == list(range(expected)), key
