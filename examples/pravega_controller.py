@@ -317,7 +317,10 @@ class Controller:
         state = await self._found(self._stream(request.stream), context, "stream")
         if state.sealed:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the stream is sealed")
-        txn = uuid.uuid4()
+        # Bit 63 of the low half stays clear: the Rust client widens the low half to 128 bits
+        # with sign extension ("low_bits as u128"), so a negative one would turn its high
+        # half into all ones and it would name segments of a transaction that does not exist.
+        txn = uuid.UUID(int=uuid.uuid4().int & ~(1 << 63))
         for parent in state.segment_names():
             self.store.create_segment(transaction_segment_name(parent, txn))
         state.txns[txn] = TxnState.OPEN

@@ -82,9 +82,13 @@ class StoreProcess:
 
     # --- looking inside, through our own codec -----------------------------------------------
 
+    def ask(self, request: pravega.PravegaEvent) -> pravega.PravegaEvent:
+        """Send one request on a new connection; the store's reply."""
+        return asyncio.run(self._ask(request))
+
     def segment_info(self, segment: str) -> pravega.StreamSegmentInfo:
         """``GetStreamSegmentInfo`` of one segment (raises if the store answers otherwise)."""
-        reply = asyncio.run(self._ask(pravega.GetStreamSegmentInfo(1, segment)))
+        reply = self.ask(pravega.GetStreamSegmentInfo(1, segment))
         if not isinstance(reply, pravega.StreamSegmentInfo):
             raise AssertionError(f"{segment}: {reply!r}")
         return reply

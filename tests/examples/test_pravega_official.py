@@ -19,7 +19,9 @@ import pytest
 pravega_client = pytest.importorskip("pravega_client")
 pytest.importorskip("grpc")
 
-from examples.pravega_controller import segment_name  # noqa: E402
+from examples.pravega_controller import segment_name, transaction_segment_name  # noqa: E402
+from s3p_codec import pravega  # noqa: E402
+from s3p_codec.pravega import NoSuchSegment  # noqa: E402
 from tests.examples.pravega_official_support import StoreProcess, events_of  # noqa: E402
 
 pytestmark = pytest.mark.network
@@ -104,3 +106,44 @@ def test_writer_10000_events_across_routing_keys_read_back_in_order_per_key(
     for key, numbers in by_key.items():
         expected = len(range(int(key[3:]), total, keys))
         assert numbers == list(range(expected)), key
+
+
+def test_transaction_commit_merges_and_abort_discards(server: StoreProcess, manager: Any) -> None:
+    scope, per_txn = new_scope(manager), 300
+    manager.create_stream(scope, "txns", 2)
+    writer = manager.create_transaction_writer(scope, "txns", 1)
+    committed, aborted = writer.begin_txn(), writer.begin_txn()
+    for i in range(per_txn):
+        key = f"k{i % 5}"
+        committed.write_event(f"{key}:{i // 5}", routing_key=key)
+        aborted.write_event(f"x{key}:{i // 5}", routing_key=key)
+    assert committed.is_open()
+    assert aborted.is_open()
+    ids = [committed.get_txn_id(), aborted.get_txn_id()]
+    assert ids[0] != ids[1]
+    txn_segments = [
+        transaction_segment_name(segment_name(scope, "txns", i), uuid.UUID(int=txn))
+        for i in range(2)
+        for txn in ids
+    ]
+    open_bytes = sum(server.segment_info(name).write_offset for name in txn_segments)
+    assert open_bytes == sum(2 * (8 + len(f"k{i % 5}:{i // 5}")) + 1 for i in range(per_txn))
+    committed.commit()
+    aborted.abort()
+    assert not committed.is_open()
+    assert not aborted.is_open()
+
+    parents = [segment_name(scope, "txns", i) for i in range(2)]
+    stored = [e for name in parents for e in events_of(server.read_segment(name))]
+    assert sorted(stored) == sorted(f"k{i % 5}:{i // 5}".encode() for i in range(per_txn))
+    for name in txn_segments:  # no transaction segment is left behind
+        assert isinstance(server.ask(pravega.GetStreamSegmentInfo(1, name)), NoSuchSegment)
+
+    events = read_events(manager, scope, "txns", per_txn)
+    by_key: dict[str, list[int]] = collections.defaultdict(list)
+    for event in events:
+        key, number = event.decode().split(":")
+        by_key[key].append(int(number))
+    assert sorted(by_key) == [f"k{i}" for i in range(5)]  # nothing of the aborted one
+    for numbers in by_key.values():
+        assert numbers == list(range(per_txn // 5))
