@@ -176,10 +176,14 @@ class Store:
             for read in session.reads:
                 read.cancel()
 
-    def drop_connections(self) -> None:
-        """End every open connection at once (what clients see when a store process dies)."""
+    def drop_connections(self) -> int:
+        """End every open connection at once (what clients see when a store process dies).
+
+        Returns how many there were.
+        """
         for task in list(self.handlers):
             task.cancel()
+        return len(self.handlers)
 
 
 class _Session:
@@ -624,7 +628,7 @@ def main(argv: list[str] | None = None) -> None:
             nonlocal server
             log.info("SIGUSR1: dropping every connection; back in %.1f s", args.restart_pause)
             server.close()
-            store.drop_connections()
+            log.info("dropped %d connections", store.drop_connections())
             await asyncio.sleep(args.restart_pause)
             server, _ = await start(store, args.host, port)
             log.info("listening again on %s:%d", args.host, port)
