@@ -3,6 +3,7 @@
 ::
 
     python -m examples.pravega_segment_store --port 12345
+    python -m examples.pravega_segment_store --port 12345 --controller-port 9090
 
 It speaks the real Pravega wire protocol (``s3p_codec.pravega``), so the codec does the framing,
 the append-block reassembly and the Hello check; this file holds what only a store decides:
@@ -25,14 +26,28 @@ the append-block reassembly and the Hello check; this file holds what only a sto
 - ``SealSegment`` -> ``SegmentSealed``; later appends get ``SegmentIsSealed``.
   ``TruncateSegment`` -> ``SegmentTruncated`` (an offset past the end: ``ErrorMessage``).
   ``DeleteSegment`` -> ``SegmentDeleted``. A missing segment anywhere: ``NoSuchSegment``.
-- ``Hello`` is answered with ``Hello(17, 5)``, ``KeepAlive`` echoed; every other request
-  (``Opaque`` or typed) gets ``OperationUnsupported``.
+- ``Hello`` is answered with ``Hello(17, 5)``, ``KeepAlive`` echoed.
+- For the official clients (PyPI ``pravega``), with ``--controller-port`` a gRPC controller
+  (``examples.pravega_controller``) runs on the same event loop, and the store answers the
+  commands the codec leaves ``Opaque`` (``examples.pravega_store_commands``): table segments
+  (create, delete, conditional updates and removals with key versions, reads by key, by page
+  and by delta, the reader groups' state), ``MergeSegments`` (``SegmentsMerged``),
+  ``CreateTransientSegment`` and segment attributes (get, compare-and-set). Every other
+  request gets ``OperationUnsupported``; a payload too short for its fields ``ErrorMessage``.
+
+Connection policy (``ServerLimits``, each a flag; 0 turns one off): ``--max-reads-in-flight``
+(16) ReadSegments answered at once per connection, with back-pressure beyond;
+``--idle-timeout`` (300 s) without a request and nothing in flight; ``--request-timeout``
+(30 s) for a request to arrive once begun and for a reply to be taken; ``--max-connections``
+(1024), where a new connection sheds the idlest one. SIGUSR1 drops every connection and stops
+listening for ``--restart-pause`` seconds, data kept (a restart, for client tests).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import logging
 import signal
@@ -41,8 +56,10 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import attrs
+
 from examples import pravega_store_commands as commands
-from s3p_codec import Role, pravega
+from s3p_codec import NEED_DATA, NeedData, Role, pravega
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.asyncio import AsyncioConnection, serve
 
@@ -100,15 +117,66 @@ def event_frame(data: bytes) -> bytes:
     return _FRAME + len(data).to_bytes(4, "big") + data
 
 
+@attrs.frozen
+class ServerLimits:
+    """How much one client may hold of the store, and for how long (0 turns a bound off).
+
+    ``max_reads_in_flight``: ``ReadSegment`` requests of one connection being answered at
+    once; the next one is not even read off the socket until one finishes (back-pressure), so a
+    client that pipelines reads and never reads the replies holds at most this many replies
+    (of up to 1 MiB each). ``idle_timeout``: seconds a connection may stay without a request
+    and with nothing in flight. ``request_timeout``: seconds a request may take to arrive once
+    its first bytes did, and a reply to be taken by the client (slow senders and readers).
+    ``max_connections``: at the cap a new connection sheds the connection idle the longest;
+    if every connection is busy, the new one is closed instead.
+    """
+
+    max_reads_in_flight: int = 16
+    idle_timeout: float = 300.0
+    request_timeout: float = 30.0
+    max_connections: int = 1024
+
+    def __attrs_post_init__(self) -> None:
+        for name in ("max_reads_in_flight", "idle_timeout", "request_timeout", "max_connections"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative")
+
+
+class WatchedConnection(pravega.Connection):
+    """A server-role codec that notes since when the bytes of an unfinished request arrive.
+
+    ``partial_since`` is the clock time of the first byte received after the last complete
+    request (None when nothing is pending), for the request-progress timeout.
+    """
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        super().__init__(Role.SERVER)
+        self.clock = clock
+        self.partial_since: float | None = None
+
+    def receive_data(self, data: bytes) -> None:
+        if data and self.partial_since is None:
+            self.partial_since = self.clock()
+        super().receive_data(data)
+
+    def next_event(self) -> pravega.PravegaEvent | NeedData:
+        event = super().next_event()
+        if event is not NEED_DATA:
+            self.partial_since = None
+        return event
+
+
 class Store:
     """Segments and table segments by name, shared by every connection."""
 
-    def __init__(self, tail_wait: float = 1.0) -> None:
+    def __init__(self, tail_wait: float = 1.0, limits: ServerLimits | None = None) -> None:
+        self.limits = ServerLimits() if limits is None else limits
+        self.sessions: dict[asyncio.Task[Any], _Session] = {}
+        self.shed = collections.Counter[str]()  # why connections were closed by the policy
         self.segments: dict[str, Segment] = {}
         self.tables: dict[str, commands.TableSegment] = {}
         self.attributes: dict[tuple[str, uuid.UUID], int] = {}
         self.tail_wait = tail_wait
-        self.handlers: set[asyncio.Task[Any]] = set()
 
     def get(self, name: str) -> Segment | None:
         return self.segments.get(name)
@@ -162,28 +230,67 @@ class Store:
         return into.length
 
     async def handle(self, conn: Conn) -> None:
-        """Serve one connection until it closes."""
-        session = _Session(self, conn)
+        """Serve one connection until it closes (or the connection policy closes it)."""
         task = asyncio.current_task()
-        if task is not None:
-            self.handlers.add(task)
+        assert task is not None
+        if not self._admit():
+            self.shed["refused"] += 1
+            log.info("connection cap reached and every connection busy: refusing one")
+            return
+        session = _Session(self, conn)
+        self.sessions[task] = session
         try:
             async for request in conn:
+                session.last_request = asyncio.get_running_loop().time()
                 await session.dispatch(request)
         finally:
-            if task is not None:
-                self.handlers.discard(task)
+            self.sessions.pop(task, None)  # already gone if the cap shed it
             for read in session.reads:
                 read.cancel()
+
+    def _admit(self) -> bool:
+        """Room for one more connection, shedding the idlest one at the cap."""
+        cap = self.limits.max_connections
+        if not cap or len(self.sessions) < cap:
+            return True
+        idle = [(s.last_request, t) for t, s in self.sessions.items() if not s.busy]
+        if not idle:
+            return False
+        _, task = min(idle, key=lambda pair: pair[0])
+        self.shed["idlest"] += 1
+        task.cancel()
+        del self.sessions[task]  # its handler's finally finds it gone
+        return True
+
+    def sweep(self, now: float) -> None:
+        """Close connections that broke the idle or request-progress timeout."""
+        idle, slow = self.limits.idle_timeout, self.limits.request_timeout
+        for task, session in list(self.sessions.items()):
+            reason = session.overdue(now, idle, slow)
+            if reason is not None:
+                self.shed[reason] += 1
+                log.info("closing a connection: %s", reason)
+                task.cancel()
+
+    async def sweeper(self, server: asyncio.Server) -> None:
+        """Run ``sweep`` a few times per shortest timeout while ``server`` listens."""
+        bounds = [t for t in (self.limits.idle_timeout, self.limits.request_timeout) if t]
+        if not bounds:
+            return
+        tick = min(1.0, min(bounds) / 4)
+        loop = asyncio.get_running_loop()
+        while server.is_serving():
+            await asyncio.sleep(tick)
+            self.sweep(loop.time())
 
     def drop_connections(self) -> int:
         """End every open connection at once (what clients see when a store process dies).
 
         Returns how many there were.
         """
-        for task in list(self.handlers):
+        for task in list(self.sessions):
             task.cancel()
-        return len(self.handlers)
+        return len(self.sessions)
 
 
 class _Session:
@@ -195,11 +302,41 @@ class _Session:
         self.writers: dict[uuid.UUID, str] = {}
         self.reads: set[asyncio.Task[None]] = set()
         self.lock = asyncio.Lock()  # reads answer from their own tasks: one sender at a time
+        slots = store.limits.max_reads_in_flight
+        self.read_slots = asyncio.Semaphore(slots) if slots else None
+        self.last_request = asyncio.get_running_loop().time()
+        self.sending_since: float | None = None  # a reply the client has not taken yet
+
+    @property
+    def busy(self) -> bool:
+        """Whether anything is in flight (a waiting tail read is not idleness)."""
+        return bool(self.reads) or self.sending_since is not None
+
+    def overdue(self, now: float, idle: float, slow: float) -> str | None:
+        """Why this connection must close now, or None."""
+        codec = self.conn.conn
+        partial = codec.partial_since if isinstance(codec, WatchedConnection) else None
+        if slow and partial is not None and now - partial > slow:
+            return "request too slow"
+        if slow and self.sending_since is not None and now - self.sending_since > slow:
+            return "reply not taken"
+        if idle and not self.busy and partial is None and now - self.last_request > idle:
+            return "idle"
+        return None
 
     async def send(self, reply: pravega.PravegaEvent) -> None:
         async with self.lock:
-            with contextlib.suppress(ConnectionClosed, ConnectionError):
-                await self.conn.send(reply)
+            self.sending_since = asyncio.get_running_loop().time()
+            try:
+                with contextlib.suppress(ConnectionClosed, ConnectionError):
+                    await self.conn.send(reply)
+            finally:
+                self.sending_since = None
+
+    def _read_done(self, task: asyncio.Task[None]) -> None:
+        self.reads.discard(task)
+        if self.read_slots is not None:
+            self.read_slots.release()
 
     def _missing(self, request_id: int, name: str, offset: int = -1) -> pravega.NoSuchSegment:
         return pravega.NoSuchSegment(request_id, name, "", offset)
@@ -240,9 +377,11 @@ class _Session:
         elif isinstance(request, pravega.ConditionalAppend | pravega.ConditionalBlockEnd):
             await self.conditional(request)
         elif isinstance(request, pravega.ReadSegment):
+            if self.read_slots is not None:
+                await self.read_slots.acquire()  # back-pressure: stop reading requests
             task = asyncio.create_task(self.read(request))
             self.reads.add(task)
-            task.add_done_callback(self.reads.discard)
+            task.add_done_callback(self._read_done)
         elif isinstance(request, pravega.SealSegment):
             segment = store.get(request.segment)
             if segment is None:
@@ -575,8 +714,15 @@ async def start(
 ) -> tuple[asyncio.Server, Store]:
     """Listen; return the server (``server.sockets[0].getsockname()[1]`` is the port)."""
     store = Store() if store is None else store
-    server = await serve(lambda: pravega.Connection(Role.SERVER), store.handle, host, port)
+    loop = asyncio.get_running_loop()
+    server = await serve(lambda: WatchedConnection(loop.time), store.handle, host, port)
+    sweeper = loop.create_task(store.sweeper(server))
+    _sweepers.add(sweeper)
+    sweeper.add_done_callback(_sweepers.discard)
     return server, store
+
+
+_sweepers: set[asyncio.Task[None]] = set()  # kept from garbage collection while they run
 
 
 async def start_controller(
@@ -611,11 +757,44 @@ def main(argv: list[str] | None = None) -> None:
         help="on SIGUSR1 the store drops every connection and stops listening for this many "
         "seconds, keeping its data: a store restart over durable storage, for client tests",
     )
+    defaults = ServerLimits()
+    parser.add_argument(
+        "--max-reads-in-flight",
+        type=int,
+        default=defaults.max_reads_in_flight,
+        help="ReadSegment requests one connection may have answered at once; more are not "
+        "read off the socket until one finishes (0: no bound; default %(default)s)",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=defaults.idle_timeout,
+        help="close a connection after this many seconds without a request and with nothing "
+        "in flight (0: never; default %(default)s)",
+    )
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        default=defaults.request_timeout,
+        help="close a connection whose request takes longer than this to arrive once its "
+        "first bytes did, or that leaves a reply untaken this long (0: never; "
+        "default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=defaults.max_connections,
+        help="at this many connections a new one sheds the one idle the longest, or is "
+        "closed if every one is busy (0: no cap; default %(default)s)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
 
     async def run() -> None:
-        store = Store(args.tail_wait)
+        limits = ServerLimits(
+            args.max_reads_in_flight, args.idle_timeout, args.request_timeout, args.max_connections
+        )
+        store = Store(args.tail_wait, limits)
         server, _ = await start(store, args.host, args.port)
         port = server.sockets[0].getsockname()[1]
         log.info("listening on %s:%d", args.host, port)

@@ -29,8 +29,9 @@ ROOT = Path(__file__).resolve().parents[2]
 class StoreProcess:
     """The store + controller on 127.0.0.1, killed when the ``with`` block ends."""
 
-    def __init__(self, *flags: str) -> None:
-        self.flags = flags
+    def __init__(self, *flags: str, controller: bool = True) -> None:
+        self.flags = ("--controller-port", "0", *flags) if controller else flags
+        self.controller = controller
         self.port = 0
         self.controller_port = 0
         self.process: subprocess.Popen[bytes] | None = None
@@ -47,8 +48,7 @@ class StoreProcess:
     def __enter__(self) -> StoreProcess:
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "examples.pravega_segment_store", "--port", "0",
-             "--controller-port", "0", *self.flags],
+            [sys.executable, "-m", "examples.pravega_segment_store", "--port", "0", *self.flags],
             cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         deadline = time.monotonic() + 30
@@ -56,14 +56,23 @@ class StoreProcess:
             log = self.log
             store = re.search(r"listening on 127\.0\.0\.1:(\d+)", log)
             controller = re.search(r"controller listening on 127\.0\.0\.1:(\d+)", log)
-            if store and controller:
-                self.port, self.controller_port = int(store.group(1)), int(controller.group(1))
+            if store and (controller or not self.controller):
+                self.port = int(store.group(1))
+                self.controller_port = int(controller.group(1)) if controller else 0
                 return self
             if self.process.poll() is not None:
                 break
             time.sleep(0.05)
         self.__exit__()
         raise RuntimeError(f"the store did not start:\n{self.log}")
+
+    def rss(self) -> int:
+        """The store process's resident memory, in bytes (Linux)."""
+        assert self.process is not None
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        match = re.search(r"VmRSS:\s+(\d+) kB", status)
+        assert match is not None
+        return int(match.group(1)) * 1024
 
     def restart(self) -> None:
         """Ask the store to drop every connection and pause accepting (SIGUSR1), data kept."""
