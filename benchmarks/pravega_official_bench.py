@@ -19,6 +19,7 @@ Linux only (``/proc``). Keep the counts modest: this is a measurement, not a soa
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import signal
@@ -190,6 +191,10 @@ def _serve(profile_to: str | None) -> None:
         profiler.last_session.save(profile_to)  # type: ignore[union-attr]
 
 
+def _share(fraction: float) -> str:
+    return "-" if math.isnan(fraction) else f"{fraction:.0%}"  # NaN: not profiled
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--small", type=int, default=50_000, help="count of 100-byte events")
@@ -217,7 +222,7 @@ def main() -> None:
             codec, adapter = codec_share(count, size, args.inflight)
         print(
             f"{size:>7}B {count:>7} {result['events_per_s']:>10,.0f} {result['mb_per_s']:>8.1f} "
-            f"{result['cpu_s_per_gb']:>15.1f} {codec:>12.0%} {adapter:>14.0%}"
+            f"{result['cpu_s_per_gb']:>15.1f} {_share(codec):>12} {_share(adapter):>14}"
         )
 
 
