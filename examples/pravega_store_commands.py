@@ -220,6 +220,11 @@ def segment_attribute_updated(request_id: int, success: bool) -> pravega.Opaque:
     )
 
 
+def _entry_size(key: bytes, value: bytes) -> int:
+    """How far an update moves the table's offset (its key, value and two headers)."""
+    return 16 + len(key) + len(value)
+
+
 @attrs.define
 class _Entry:
     value: bytes
@@ -254,7 +259,7 @@ class TableSegment:
         versions = []
         for key, _, value in entries:
             version = self.length
-            self.length += 16 + len(key) + len(value)
+            self.length += _entry_size(key, value)
             self.entries[key] = _Entry(value, version)
             versions.append(version)
         return versions
@@ -271,15 +276,17 @@ class TableSegment:
         return key, entry.version, entry.value
 
     def since(self, position: int, limit: int) -> tuple[list[tuple[bytes, int, bytes]], int]:
-        """Live entries whose version is at or after ``position``, oldest first, and the
-        position to read from next."""
+        """Live entries whose version is at or after ``position``, oldest first, at most
+        ``limit``; and the position to read from next (the table's length once all are out)."""
         newer = sorted(
-            ((e.version, k, e.value) for k, e in self.entries.items() if e.version >= position)
-        )[: max(1, limit)]
-        if not newer:
-            return [], max(position, self.length)
-        last = newer[-1]
-        return [(k, v, value) for v, k, value in newer], last[0] + 1
+            (e.version, k, e) for k, e in self.entries.items() if e.version >= position
+        )
+        page = newer[: max(1, limit)]
+        entries = [(k, v, e.value) for v, k, e in page]
+        if len(page) == len(newer):
+            return entries, max(position, self.length)
+        last = page[-1][2]
+        return entries, last.version + _entry_size(page[-1][1], last.value)
 
     def page(self, token: bytes, limit: int) -> tuple[list[tuple[bytes, int, bytes]], bytes]:
         """Entries in key order after ``token`` (the last key of the previous page)."""
