@@ -223,3 +223,23 @@ def test_store_restart_mid_write_loses_and_duplicates_nothing(
         by_key[key].append(int(number))
     for numbers in by_key.values():
         assert numbers == list(range(total // keys))
+
+
+def test_list_seal_and_delete_streams_and_scopes(server: StoreProcess, manager: Any) -> None:
+    scope, empty = new_scope(manager), new_scope(manager)
+    manager.create_stream(scope, "kept", 2)
+    manager.create_stream(scope, "gone", 1)
+    assert {scope, empty} <= set(manager.list_scope())
+    assert sorted(manager.list_stream(scope)) == ["gone", "kept"]
+    with pytest.raises(ValueError, match="DeleteStream"):  # Pravega deletes sealed streams only
+        manager.delete_stream(scope, "kept")
+    assert manager.seal_stream(scope, "gone") is True
+    assert server.segment_info(segment_name(scope, "gone", 0)).is_sealed
+    assert manager.delete_stream(scope, "gone") is True
+    gone = server.ask(pravega.GetStreamSegmentInfo(1, segment_name(scope, "gone", 0)))
+    assert isinstance(gone, NoSuchSegment)
+    assert sorted(manager.list_stream(scope)) == ["kept"]
+    with pytest.raises(ValueError, match="DeleteScope"):  # it still holds a stream
+        manager.delete_scope(scope)
+    assert manager.delete_scope(empty) is True
+    assert empty not in set(manager.list_scope())
