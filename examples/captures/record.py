@@ -278,6 +278,7 @@ def record(name: str, tcpdump: str) -> Path:
     server = subprocess.Popen([PY, "-m", *spec["server"]], cwd=ROOT)  # type: ignore[list-item]
     try:
         _wait_for_port(port)
+        time.sleep(0.2)  # the probe connection's closing segments must not open the capture
         interface = str(spec.get("interface", "lo"))
         dump = subprocess.Popen(
             [tcpdump, "-i", interface, "--immediate-mode", "-B", "65536", "-U", "-s", "0",
