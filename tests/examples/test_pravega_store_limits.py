@@ -151,7 +151,9 @@ def test_a_client_that_never_takes_its_replies_is_closed_after_the_request_timeo
         with sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
             sock.sendall(pravega.encode(pravega.ReadSegment("big", 0, MIB, "", 7)) * 50)
-            time.sleep(3)
+            deadline = time.monotonic() + 5
+            while "reply not taken" not in store.log and time.monotonic() < deadline:
+                time.sleep(0.1)
         assert "closing a connection: reply not taken" in store.log
 
 
