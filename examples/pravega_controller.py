@@ -18,6 +18,29 @@ runs on the store's asyncio loop (``grpc.aio``) and holds, in memory:
 - ``truncateStream`` truncates the segments at the cut, ``sealStream`` seals them,
   ``deleteStream`` deletes them (sealed streams only, as Pravega requires).
 
+What the official Python client (``pravega`` 0.3.8, the Rust client) calls, per operation:
+
+=============================  ===========================================================
+operation                      controller RPCs, then segment-store wire commands
+=============================  ===========================================================
+create scope / stream          ``createScope``, ``createStream``
+``StreamWriter`` write, flush  ``getCurrentSegments``, ``getURI`` per segment; ``Hello``,
+                               ``SetupAppend``, then lone ``AppendBlockEnd`` frames
+``StreamTxnWriter``            ``createTransaction``, ``getURI``; ``SetupAppend`` and
+                               ``AppendBlockEnd`` on the transaction segments;
+                               ``commitTransaction`` / ``abortTransaction``,
+                               ``checkTransactionState`` (``is_open``), ``pingTransaction``
+reader group, read             ``getSegments`` (head of the stream), ``getURI``; table
+                               segment ``<group>_kvtable/0``: ``CreateTableSegment``,
+                               ``UpdateTableEntries`` (conditional), ``ReadTableEntriesDelta``;
+                               ``ReadSegment`` on the stream segments
+``ByteStream`` write, seek,    ``getCurrentSegments``, ``getSegments``, ``getURI``;
+read, truncate                 ``SetupAppend``, ``ConditionalBlockEnd``,
+                               ``GetStreamSegmentInfo``, ``ReadSegment``, ``TruncateSegment``
+list / seal / delete           ``listScopes``, ``listStreamsInScope``, ``sealStream``,
+                               ``deleteStream``, ``deleteScope``
+=============================  ===========================================================
+
 The service is declared by hand in ``pravega_controller_messages`` (no code generation). Needs
 the ``pravega-controller`` extra (``grpcio``, ``protobuf``).
 """
