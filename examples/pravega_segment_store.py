@@ -39,7 +39,8 @@ Connection policy (``ServerLimits``, each a flag; 0 turns one off): ``--max-read
 (16) ReadSegments answered at once per connection, with back-pressure beyond;
 ``--idle-timeout`` (300 s) without a request and nothing in flight; ``--request-timeout``
 (30 s) for a request to arrive once begun and for a reply to be taken; ``--max-connections``
-(1024), where a new connection sheds the idlest one. SIGUSR1 drops every connection and stops
+(1024), where a new connection sheds the idlest one; ``--max-connections-per-address`` (off)
+the same per client IP address. SIGUSR1 drops every connection and stops
 listening for ``--restart-pause`` seconds, data kept (a restart, for client tests).
 """
 
@@ -128,16 +129,19 @@ class ServerLimits:
     and with nothing in flight. ``request_timeout``: seconds a request may take to arrive once
     its first bytes did, and a reply to be taken by the client (slow senders and readers).
     ``max_connections``: at the cap a new connection sheds the connection idle the longest;
-    if every connection is busy, the new one is closed instead.
+    if every connection is busy, the new one is closed instead. ``max_connections_per_address``
+    (off by default: clients behind one NAT share an address): the same, among the
+    connections from the new one's IP address.
     """
 
     max_reads_in_flight: int = 16
     idle_timeout: float = 300.0
     request_timeout: float = 30.0
     max_connections: int = 1024
+    max_connections_per_address: int = 0
 
     def __attrs_post_init__(self) -> None:
-        for name in ("max_reads_in_flight", "idle_timeout", "request_timeout", "max_connections"):
+        for name in attrs.fields_dict(ServerLimits):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative")
 
@@ -233,11 +237,13 @@ class Store:
         """Serve one connection until it closes (or the connection policy closes it)."""
         task = asyncio.current_task()
         assert task is not None
-        if not self._admit():
+        peer = conn.writer.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) else str(peer)
+        if not self._admit(address):
             self.shed["refused"] += 1
             log.info("connection cap reached and every connection busy: refusing one")
             return
-        session = _Session(self, conn)
+        session = _Session(self, conn, address)
         self.sessions[task] = session
         try:
             async for request in conn:
@@ -248,12 +254,18 @@ class Store:
             for read in session.reads:
                 read.cancel()
 
-    def _admit(self) -> bool:
-        """Room for one more connection, shedding the idlest one at the cap."""
+    def _admit(self, address: str) -> bool:
+        """Room for one more connection (from ``address``), shedding the idlest at a cap."""
+        per_address = self.limits.max_connections_per_address
+        if per_address:
+            same = {t: s for t, s in self.sessions.items() if s.address == address}
+            if len(same) >= per_address and not self._shed_idlest(same):
+                return False
         cap = self.limits.max_connections
-        if not cap or len(self.sessions) < cap:
-            return True
-        idle = [(s.last_request, t) for t, s in self.sessions.items() if not s.busy]
+        return not cap or len(self.sessions) < cap or self._shed_idlest(self.sessions)
+
+    def _shed_idlest(self, sessions: dict[asyncio.Task[Any], _Session]) -> bool:
+        idle = [(s.last_request, t) for t, s in sessions.items() if not s.busy]
         if not idle:
             return False
         _, task = min(idle, key=lambda pair: pair[0])
@@ -296,9 +308,10 @@ class Store:
 class _Session:
     """Per-connection state: which segment each writer appends to, reads in flight."""
 
-    def __init__(self, store: Store, conn: Conn) -> None:
+    def __init__(self, store: Store, conn: Conn, address: str = "") -> None:
         self.store = store
         self.conn = conn
+        self.address = address  # the client's IP address, for the per-address cap
         self.writers: dict[uuid.UUID, str] = {}
         self.reads: set[asyncio.Task[None]] = set()
         self.lock = asyncio.Lock()  # reads answer from their own tasks: one sender at a time
@@ -787,12 +800,23 @@ def main(argv: list[str] | None = None) -> None:
         help="at this many connections a new one sheds the one idle the longest, or is "
         "closed if every one is busy (0: no cap; default %(default)s)",
     )
+    parser.add_argument(
+        "--max-connections-per-address",
+        type=int,
+        default=defaults.max_connections_per_address,
+        help="the same cap among the connections of one client IP address (0: no cap; "
+        "default %(default)s)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
 
     async def run() -> None:
         limits = ServerLimits(
-            args.max_reads_in_flight, args.idle_timeout, args.request_timeout, args.max_connections
+            args.max_reads_in_flight,
+            args.idle_timeout,
+            args.request_timeout,
+            args.max_connections,
+            args.max_connections_per_address,
         )
         store = Store(args.tail_wait, limits)
         server, _ = await start(store, args.host, args.port)

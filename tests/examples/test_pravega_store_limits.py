@@ -188,3 +188,18 @@ def test_at_the_cap_with_every_connection_busy_the_new_one_is_refused() -> None:
                 sock.sendall(pravega.encode(pravega.KeepAlive()))
                 assert receive_frame(sock)[0] == pravega.CommandType.KEEP_ALIVE
         assert "refusing one" in store.log
+
+
+def test_the_per_address_cap_sheds_the_idlest_connection_of_that_address() -> None:
+    flags = ("--max-connections-per-address", "2", "--idle-timeout", "0")
+    with StoreProcess(*flags, controller=False) as store:
+        first = connect(store)
+        time.sleep(0.05)
+        second = connect(store)
+        with first, second:
+            third = connect(store)  # same address (127.0.0.1): the idlest of the two goes
+            with third:
+                assert closed_within(first, 3.0)
+                for sock in (second, third):
+                    sock.sendall(pravega.encode(pravega.KeepAlive()))
+                    assert receive_frame(sock)[0] == pravega.CommandType.KEEP_ALIVE
