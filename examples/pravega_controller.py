@@ -149,7 +149,7 @@ class Controller:
         self.streams: dict[tuple[str, str], StreamState] = {}
         self.calls: dict[str, int] = {}  # RPC name -> times called, for tests and logs
 
-    # --- helpers ---------------------------------------------------------------------------
+    # --- lookups ----------------------------------------------------------------------------
 
     def _stream(self, info: Any) -> StreamState | None:
         return self.streams.get((info.scope, info.stream))

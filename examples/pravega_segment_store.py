@@ -175,7 +175,7 @@ class Store:
 
     def __init__(self, tail_wait: float = 1.0, limits: ServerLimits | None = None) -> None:
         self.limits = ServerLimits() if limits is None else limits
-        self.sessions: dict[asyncio.Task[Any], _Session] = {}
+        self.clients: dict[asyncio.Task[Any], _Session] = {}
         self.shed = collections.Counter[str]()  # why connections were closed by the policy
         self.segments: dict[str, Segment] = {}
         self.tables: dict[str, commands.TableSegment] = {}
@@ -244,13 +244,13 @@ class Store:
             log.info("connection cap reached and every connection busy: refusing one")
             return
         session = _Session(self, conn, address)
-        self.sessions[task] = session
+        self.clients[task] = session
         try:
             async for request in conn:
                 session.last_request = asyncio.get_running_loop().time()
                 await session.dispatch(request)
         finally:
-            self.sessions.pop(task, None)  # already gone if the cap shed it
+            self.clients.pop(task, None)  # already gone if the cap shed it
             for read in session.reads:
                 read.cancel()
 
@@ -258,26 +258,26 @@ class Store:
         """Room for one more connection (from ``address``), shedding the idlest at a cap."""
         per_address = self.limits.max_connections_per_address
         if per_address:
-            same = {t: s for t, s in self.sessions.items() if s.address == address}
+            same = {t: s for t, s in self.clients.items() if s.address == address}
             if len(same) >= per_address and not self._shed_idlest(same):
                 return False
         cap = self.limits.max_connections
-        return not cap or len(self.sessions) < cap or self._shed_idlest(self.sessions)
+        return not cap or len(self.clients) < cap or self._shed_idlest(self.clients)
 
-    def _shed_idlest(self, sessions: dict[asyncio.Task[Any], _Session]) -> bool:
-        idle = [(s.last_request, t) for t, s in sessions.items() if not s.busy]
+    def _shed_idlest(self, clients: dict[asyncio.Task[Any], _Session]) -> bool:
+        idle = [(s.last_request, t) for t, s in clients.items() if not s.busy]
         if not idle:
             return False
         _, task = min(idle, key=lambda pair: pair[0])
         self.shed["idlest"] += 1
         task.cancel()
-        del self.sessions[task]  # its handler's finally finds it gone
+        del self.clients[task]  # its handler's finally finds it gone
         return True
 
     def sweep(self, now: float) -> None:
         """Close connections that broke the idle or request-progress timeout."""
         idle, slow = self.limits.idle_timeout, self.limits.request_timeout
-        for task, session in list(self.sessions.items()):
+        for task, session in list(self.clients.items()):
             reason = session.overdue(now, idle, slow)
             if reason is not None:
                 self.shed[reason] += 1
@@ -300,9 +300,9 @@ class Store:
 
         Returns how many there were.
         """
-        for task in list(self.sessions):
+        for task in list(self.clients):
             task.cancel()
-        return len(self.sessions)
+        return len(self.clients)
 
 
 class _Session:
