@@ -3,6 +3,7 @@
 ::
 
     python -m examples.pravega_segment_store --port 12345
+    python -m examples.pravega_segment_store --port 12345 --controller-port 9090
 
 It speaks the real Pravega wire protocol (``s3p_codec.pravega``), so the codec does the framing,
 the append-block reassembly and the Hello check; this file holds what only a store decides:
@@ -25,21 +26,41 @@ the append-block reassembly and the Hello check; this file holds what only a sto
 - ``SealSegment`` -> ``SegmentSealed``; later appends get ``SegmentIsSealed``.
   ``TruncateSegment`` -> ``SegmentTruncated`` (an offset past the end: ``ErrorMessage``).
   ``DeleteSegment`` -> ``SegmentDeleted``. A missing segment anywhere: ``NoSuchSegment``.
-- ``Hello`` is answered with ``Hello(17, 5)``, ``KeepAlive`` echoed; every other request
-  (``Opaque`` or typed) gets ``OperationUnsupported``.
+- ``Hello`` is answered with ``Hello(17, 5)``, ``KeepAlive`` echoed.
+- For the official clients (PyPI ``pravega``), with ``--controller-port`` a gRPC controller
+  (``examples.pravega_controller``) runs on the same event loop, and the store answers the
+  commands the codec leaves ``Opaque`` (``examples.pravega_store_commands``): table segments
+  (create, delete, conditional updates and removals with key versions, reads by key, by page
+  and by delta, the reader groups' state), ``MergeSegments`` (``SegmentsMerged``),
+  ``CreateTransientSegment`` and segment attributes (get, compare-and-set). Every other
+  request gets ``OperationUnsupported``; a payload too short for its fields ``ErrorMessage``.
+
+Connection policy (``ServerLimits``, each a flag; 0 turns one off): ``--max-reads-in-flight``
+(16) ReadSegments answered at once per connection, with back-pressure beyond;
+``--idle-timeout`` (300 s) without a request and nothing in flight; ``--request-timeout``
+(30 s) for a request to arrive once begun and for a reply to be taken; ``--max-connections``
+(1024), where a new connection sheds the idlest one; ``--max-connections-per-address`` (off)
+the same per client IP address. SIGUSR1 drops every connection and stops
+listening for ``--restart-pause`` seconds, data kept (a restart, for client tests).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import logging
+import signal
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
-from s3p_codec import Role, pravega
+import attrs
+
+from examples import pravega_store_commands as commands
+from s3p_codec import NEED_DATA, NeedData, Role, pravega
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.asyncio import AsyncioConnection, serve
 
@@ -97,41 +118,238 @@ def event_frame(data: bytes) -> bytes:
     return _FRAME + len(data).to_bytes(4, "big") + data
 
 
-class Store:
-    """Segments by name, shared by every connection."""
+@attrs.frozen
+class ServerLimits:
+    """How much one client may hold of the store, and for how long (0 turns a bound off).
 
-    def __init__(self, tail_wait: float = 1.0) -> None:
+    ``max_reads_in_flight``: ``ReadSegment`` requests of one connection being answered at
+    once; the next one is not even read off the socket until one finishes (back-pressure), so a
+    client that pipelines reads and never reads the replies holds at most this many replies
+    (of up to 1 MiB each). ``idle_timeout``: seconds a connection may stay without a request
+    and with nothing in flight. ``request_timeout``: seconds a request may take to arrive once
+    its first bytes did, and a reply to be taken by the client (slow senders and readers).
+    ``max_connections``: at the cap a new connection sheds the connection idle the longest;
+    if every connection is busy, the new one is closed instead. ``max_connections_per_address``
+    (off by default: clients behind one NAT share an address): the same, among the
+    connections from the new one's IP address.
+    """
+
+    max_reads_in_flight: int = 16
+    idle_timeout: float = 300.0
+    request_timeout: float = 30.0
+    max_connections: int = 1024
+    max_connections_per_address: int = 0
+
+    def __attrs_post_init__(self) -> None:
+        for name in attrs.fields_dict(ServerLimits):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative")
+
+
+class WatchedConnection(pravega.Connection):
+    """A server-role codec that notes since when the bytes of an unfinished request arrive.
+
+    ``partial_since`` is the clock time of the first byte received after the last complete
+    request (None when nothing is pending), for the request-progress timeout.
+    """
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        super().__init__(Role.SERVER)
+        self.clock = clock
+        self.partial_since: float | None = None
+
+    def receive_data(self, data: bytes) -> None:
+        if data and self.partial_since is None:
+            self.partial_since = self.clock()
+        super().receive_data(data)
+
+    def next_event(self) -> pravega.PravegaEvent | NeedData:
+        event = super().next_event()
+        if event is not NEED_DATA:
+            self.partial_since = None
+        return event
+
+
+class Store:
+    """Segments and table segments by name, shared by every connection."""
+
+    def __init__(self, tail_wait: float = 1.0, limits: ServerLimits | None = None) -> None:
+        self.limits = ServerLimits() if limits is None else limits
+        self.clients: dict[asyncio.Task[Any], _Session] = {}
+        self.shed = collections.Counter[str]()  # why connections were closed by the policy
         self.segments: dict[str, Segment] = {}
+        self.tables: dict[str, commands.TableSegment] = {}
+        self.attributes: dict[tuple[str, uuid.UUID], int] = {}
         self.tail_wait = tail_wait
 
     def get(self, name: str) -> Segment | None:
         return self.segments.get(name)
 
+    # What the controller calls (it shares this process and event loop).
+
+    def create_segment(self, name: str) -> bool:
+        """Create an empty segment; False if the name is taken."""
+        if name in self.segments or name in self.tables:
+            return False
+        self.segments[name] = Segment(name)
+        return True
+
+    def delete_segment(self, name: str) -> bool:
+        """Delete a segment; False if there was none."""
+        segment = self.segments.pop(name, None)
+        if segment is None:
+            return False
+        segment.deleted = True
+        segment._wake()
+        return True
+
+    def seal_segment(self, name: str) -> bool:
+        """Seal a segment (later appends fail, readers see its end); False if missing."""
+        segment = self.segments.get(name)
+        if segment is None:
+            return False
+        segment.sealed = True
+        segment._wake()
+        return True
+
+    def truncate_segment(self, name: str, offset: int) -> bool:
+        """Drop the bytes before ``offset``; False if missing or the offset is past the end."""
+        segment = self.segments.get(name)
+        if segment is None or not 0 <= offset <= segment.length:
+            return False
+        segment.truncate(offset)
+        return True
+
+    def merge_segment(self, target: str, source: str) -> int:
+        """Append all of ``source`` to ``target`` and delete ``source`` (a transaction commit).
+
+        Returns the target's new length. Raises ``KeyError`` if either is missing and
+        ``ValueError`` if ``source`` was truncated (its bytes are no longer all there).
+        """
+        into, origin = self.segments[target], self.segments[source]
+        if origin.start_offset:
+            raise ValueError(f"{source} is truncated")
+        into.append([bytes(origin.data)])
+        self.delete_segment(source)
+        return into.length
+
     async def handle(self, conn: Conn) -> None:
-        """Serve one connection until it closes."""
-        session = _Session(self, conn)
+        """Serve one connection until it closes (or the connection policy closes it)."""
+        task = asyncio.current_task()
+        assert task is not None
+        peer = conn.writer.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) else str(peer)
+        if not self._admit(address):
+            self.shed["refused"] += 1
+            log.info("connection cap reached and every connection busy: refusing one")
+            return
+        session = _Session(self, conn, address)
+        self.clients[task] = session
         try:
             async for request in conn:
+                session.last_request = asyncio.get_running_loop().time()
                 await session.dispatch(request)
         finally:
-            for task in session.reads:
+            self.clients.pop(task, None)  # already gone if the cap shed it
+            for read in session.reads:
+                read.cancel()
+
+    def _admit(self, address: str) -> bool:
+        """Room for one more connection (from ``address``), shedding the idlest at a cap."""
+        per_address = self.limits.max_connections_per_address
+        if per_address:
+            same = {t: s for t, s in self.clients.items() if s.address == address}
+            if len(same) >= per_address and not self._shed_idlest(same):
+                return False
+        cap = self.limits.max_connections
+        return not cap or len(self.clients) < cap or self._shed_idlest(self.clients)
+
+    def _shed_idlest(self, clients: dict[asyncio.Task[Any], _Session]) -> bool:
+        idle = [(s.last_request, t) for t, s in clients.items() if not s.busy]
+        if not idle:
+            return False
+        _, task = min(idle, key=lambda pair: pair[0])
+        self.shed["idlest"] += 1
+        task.cancel()
+        del self.clients[task]  # its handler's finally finds it gone
+        return True
+
+    def sweep(self, now: float) -> None:
+        """Close connections that broke the idle or request-progress timeout."""
+        idle, slow = self.limits.idle_timeout, self.limits.request_timeout
+        for task, session in list(self.clients.items()):
+            reason = session.overdue(now, idle, slow)
+            if reason is not None:
+                self.shed[reason] += 1
+                log.info("closing a connection: %s", reason)
                 task.cancel()
+
+    async def sweeper(self, server: asyncio.Server) -> None:
+        """Run ``sweep`` a few times per shortest timeout while ``server`` listens."""
+        bounds = [t for t in (self.limits.idle_timeout, self.limits.request_timeout) if t]
+        if not bounds:
+            return
+        tick = min(1.0, min(bounds) / 4)
+        loop = asyncio.get_running_loop()
+        while server.is_serving():
+            await asyncio.sleep(tick)
+            self.sweep(loop.time())
+
+    def drop_connections(self) -> int:
+        """End every open connection at once (what clients see when a store process dies).
+
+        Returns how many there were.
+        """
+        for task in list(self.clients):
+            task.cancel()
+        return len(self.clients)
 
 
 class _Session:
     """Per-connection state: which segment each writer appends to, reads in flight."""
 
-    def __init__(self, store: Store, conn: Conn) -> None:
+    def __init__(self, store: Store, conn: Conn, address: str = "") -> None:
         self.store = store
         self.conn = conn
+        self.address = address  # the client's IP address, for the per-address cap
         self.writers: dict[uuid.UUID, str] = {}
         self.reads: set[asyncio.Task[None]] = set()
         self.lock = asyncio.Lock()  # reads answer from their own tasks: one sender at a time
+        slots = store.limits.max_reads_in_flight
+        self.read_slots = asyncio.Semaphore(slots) if slots else None
+        self.last_request = asyncio.get_running_loop().time()
+        self.sending_since: float | None = None  # a reply the client has not taken yet
+
+    @property
+    def busy(self) -> bool:
+        """Whether anything is in flight (a waiting tail read is not idleness)."""
+        return bool(self.reads) or self.sending_since is not None
+
+    def overdue(self, now: float, idle: float, slow: float) -> str | None:
+        """Why this connection must close now, or None."""
+        codec = self.conn.conn
+        partial = codec.partial_since if isinstance(codec, WatchedConnection) else None
+        if slow and partial is not None and now - partial > slow:
+            return "request too slow"
+        if slow and self.sending_since is not None and now - self.sending_since > slow:
+            return "reply not taken"
+        if idle and not self.busy and partial is None and now - self.last_request > idle:
+            return "idle"
+        return None
 
     async def send(self, reply: pravega.PravegaEvent) -> None:
         async with self.lock:
-            with contextlib.suppress(ConnectionClosed, ConnectionError):
-                await self.conn.send(reply)
+            self.sending_since = asyncio.get_running_loop().time()
+            try:
+                with contextlib.suppress(ConnectionClosed, ConnectionError):
+                    await self.conn.send(reply)
+            finally:
+                self.sending_since = None
+
+    def _read_done(self, task: asyncio.Task[None]) -> None:
+        self.reads.discard(task)
+        if self.read_slots is not None:
+            self.read_slots.release()
 
     def _missing(self, request_id: int, name: str, offset: int = -1) -> pravega.NoSuchSegment:
         return pravega.NoSuchSegment(request_id, name, "", offset)
@@ -172,9 +390,11 @@ class _Session:
         elif isinstance(request, pravega.ConditionalAppend | pravega.ConditionalBlockEnd):
             await self.conditional(request)
         elif isinstance(request, pravega.ReadSegment):
+            if self.read_slots is not None:
+                await self.read_slots.acquire()  # back-pressure: stop reading requests
             task = asyncio.create_task(self.read(request))
             self.reads.add(task)
-            task.add_done_callback(self.reads.discard)
+            task.add_done_callback(self._read_done)
         elif isinstance(request, pravega.SealSegment):
             segment = store.get(request.segment)
             if segment is None:
@@ -193,10 +413,169 @@ class _Session:
                 segment.deleted = True
                 segment._wake()
                 await self.send(pravega.SegmentDeleted(request.request_id, request.segment))
+        elif isinstance(request, pravega.Opaque) and request.type in _OPAQUE:
+            head = request.payload[:8]
+            request_id = int.from_bytes(head, "big", signed=True) if len(head) == 8 else -1
+            try:
+                await _OPAQUE[request.type](self, commands.FieldReader(request.payload))
+            except commands.MalformedCommand as exc:
+                await self.send(
+                    pravega.ErrorMessage(
+                        request_id, "", str(exc), pravega.ErrorMessage.ILLEGAL_ARGUMENT
+                    )
+                )
         else:
             name = request.name if isinstance(request, pravega.Opaque) else type(request).__name__
             request_id = getattr(request, "request_id", -1)
             await self.send(pravega.OperationUnsupported(request_id, name, ""))
+
+    # --- commands the codec leaves Opaque (fields read by pravega_store_commands) ----------
+
+    async def create_table(self, fields: commands.FieldReader) -> None:
+        request_id, name = fields.i64(), fields.string()
+        store = self.store
+        if name in store.tables or name in store.segments:
+            await self.send(pravega.SegmentAlreadyExists(request_id, name))
+        else:
+            store.tables[name] = commands.TableSegment(name)
+            await self.send(pravega.SegmentCreated(request_id, name))
+
+    async def delete_table(self, fields: commands.FieldReader) -> None:
+        request_id, name = fields.i64(), fields.string()
+        must_be_empty = fields.flag() if fields.remaining else False
+        table = self.store.tables.get(name)
+        if table is None:
+            await self.send(self._missing(request_id, name))
+        elif must_be_empty and table.entries:
+            code = pravega.CommandType.TABLE_SEGMENT_NOT_EMPTY
+            await self.send(commands.table_key_error(code, request_id, name))
+        else:
+            del self.store.tables[name]
+            await self.send(pravega.SegmentDeleted(request_id, name))
+
+    def _table(self, fields: commands.FieldReader) -> tuple[int, str, commands.TableSegment | None]:
+        request_id, name = fields.i64(), fields.string()
+        fields.string()  # delegation token
+        return request_id, name, self.store.tables.get(name)
+
+    async def update_table(self, fields: commands.FieldReader) -> None:
+        request_id, name, table = self._table(fields)
+        entries = fields.entries()
+        offset = fields.i64() if fields.remaining >= 8 else -1
+        if table is None:
+            await self.send(self._missing(request_id, name))
+            return
+        error = table.check([(key, version) for key, version, _ in entries])
+        if error is None and offset not in (-1, table.length):
+            error = pravega.CommandType.TABLE_KEY_BAD_VERSION
+        if error is not None:
+            await self.send(commands.table_key_error(error, request_id, name))
+            return
+        await self.send(commands.table_entries_updated(request_id, table.update(entries)))
+
+    async def remove_table_keys(self, fields: commands.FieldReader) -> None:
+        request_id, name, table = self._table(fields)
+        keys = fields.keys()
+        if table is None:
+            await self.send(self._missing(request_id, name))
+            return
+        # Removing an absent key unconditionally is fine; conditions are checked like updates.
+        error = table.check([(k, v) for k, v in keys if v != commands.NO_VERSION])
+        if error is not None:
+            await self.send(commands.table_key_error(error, request_id, name))
+            return
+        table.remove(keys)
+        await self.send(commands.table_keys_removed(request_id, name))
+
+    async def read_table(self, fields: commands.FieldReader) -> None:
+        request_id, name, table = self._table(fields)
+        keys = fields.keys()
+        if table is None:
+            await self.send(self._missing(request_id, name))
+            return
+        entries = [table.get(key) for key, _ in keys]
+        await self.send(commands.table_read(request_id, name, entries))
+
+    async def read_table_entries(self, fields: commands.FieldReader) -> None:
+        request_id, name, table = self._table(fields)
+        count, token = fields.i32(), fields.blob()
+        if table is None:
+            await self.send(self._missing(request_id, name))
+            return
+        entries, token = table.page(token, count)
+        await self.send(commands.table_entries_read(request_id, name, entries, token))
+
+    async def read_table_keys(self, fields: commands.FieldReader) -> None:
+        request_id, name, table = self._table(fields)
+        count, token = fields.i32(), fields.blob()
+        if table is None:
+            await self.send(self._missing(request_id, name))
+            return
+        entries, token = table.page(token, count)
+        keys = [(key, version) for key, version, _ in entries]
+        await self.send(commands.table_keys_read(request_id, name, keys, token))
+
+    async def read_table_delta(self, fields: commands.FieldReader) -> None:
+        request_id, name, table = self._table(fields)
+        position, count = fields.i64(), fields.i32()
+        if table is None:
+            await self.send(self._missing(request_id, name))
+            return
+        entries, last = table.since(position, count)
+        reached_end = last >= table.length
+        await self.send(
+            commands.table_entries_delta_read(request_id, name, entries, reached_end, last)
+        )
+
+    async def merge_segments(self, fields: commands.FieldReader) -> None:
+        request_id, target, source = fields.i64(), fields.string(), fields.string()
+        store = self.store
+        if target not in store.segments or source not in store.segments:
+            missing = target if target not in store.segments else source
+            await self.send(self._missing(request_id, missing))
+            return
+        if store.segments[target].sealed:
+            segment = store.segments[target]
+            await self.send(pravega.SegmentIsSealed(request_id, target, "", segment.length))
+            return
+        try:
+            length = store.merge_segment(target, source)
+        except ValueError:
+            segment = store.segments[source]
+            await self.send(
+                pravega.SegmentIsTruncated(request_id, source, segment.start_offset, "", 0)
+            )
+            return
+        await self.send(commands.segments_merged(request_id, target, source, length))
+
+    async def create_transient(self, fields: commands.FieldReader) -> None:
+        request_id, writer_id, parent = fields.i64(), fields.uid(), fields.string()
+        if parent not in self.store.segments:
+            await self.send(self._missing(request_id, parent))
+            return
+        name = f"{parent}#transient.{writer_id.hex}"
+        self.store.create_segment(name)
+        await self.send(pravega.SegmentCreated(request_id, name))
+
+    async def get_attribute(self, fields: commands.FieldReader) -> None:
+        request_id, name, attribute = fields.i64(), fields.string(), fields.uid()
+        if name not in self.store.segments:
+            await self.send(self._missing(request_id, name))
+            return
+        value = self.store.attributes.get((name, attribute), commands.NO_VERSION)
+        await self.send(commands.segment_attribute(request_id, value))
+
+    async def update_attribute(self, fields: commands.FieldReader) -> None:
+        request_id, name, attribute = fields.i64(), fields.string(), fields.uid()
+        new, expected = fields.i64(), fields.i64()
+        if name not in self.store.segments:
+            await self.send(self._missing(request_id, name))
+            return
+        current = self.store.attributes.get((name, attribute), commands.NO_VERSION)
+        success = current == expected
+        if success:
+            self.store.attributes[(name, attribute)] = new
+        await self.send(commands.segment_attribute_updated(request_id, success))
 
     async def setup(self, request: pravega.SetupAppend) -> None:
         segment = self.store.get(request.segment)
@@ -326,13 +705,50 @@ class _Session:
             await self.send(pravega.SegmentTruncated(request.request_id, request.segment))
 
 
+_T = pravega.CommandType
+_OPAQUE: dict[pravega.CommandType, Callable[[_Session, commands.FieldReader], Awaitable[None]]] = {
+    _T.CREATE_TABLE_SEGMENT: _Session.create_table,
+    _T.DELETE_TABLE_SEGMENT: _Session.delete_table,
+    _T.UPDATE_TABLE_ENTRIES: _Session.update_table,
+    _T.REMOVE_TABLE_KEYS: _Session.remove_table_keys,
+    _T.READ_TABLE: _Session.read_table,
+    _T.READ_TABLE_KEYS: _Session.read_table_keys,
+    _T.READ_TABLE_ENTRIES: _Session.read_table_entries,
+    _T.READ_TABLE_ENTRIES_DELTA: _Session.read_table_delta,
+    _T.MERGE_SEGMENTS: _Session.merge_segments,
+    _T.CREATE_TRANSIENT_SEGMENT: _Session.create_transient,
+    _T.GET_SEGMENT_ATTRIBUTE: _Session.get_attribute,
+    _T.UPDATE_SEGMENT_ATTRIBUTE: _Session.update_attribute,
+}
+
+
 async def start(
     store: Store | None = None, host: str = "127.0.0.1", port: int = 0
 ) -> tuple[asyncio.Server, Store]:
     """Listen; return the server (``server.sockets[0].getsockname()[1]`` is the port)."""
     store = Store() if store is None else store
-    server = await serve(lambda: pravega.Connection(Role.SERVER), store.handle, host, port)
+    loop = asyncio.get_running_loop()
+    server = await serve(lambda: WatchedConnection(loop.time), store.handle, host, port)
+    sweeper = loop.create_task(store.sweeper(server))
+    _sweepers.add(sweeper)
+    sweeper.add_done_callback(_sweepers.discard)
     return server, store
+
+
+_sweepers: set[asyncio.Task[None]] = set()  # kept from garbage collection while they run
+
+
+async def start_controller(
+    store: Store, host: str, store_port: int, port: int = 0
+) -> tuple[Any, int]:
+    """Serve a controller for ``store`` on ``host:port``; return the gRPC server and its port.
+
+    Imported here so that the store alone needs no gRPC (``pravega-controller`` extra).
+    """
+    from examples import pravega_controller  # noqa: PLC0415 - optional gRPC dependency
+
+    controller = pravega_controller.Controller(store, host, store_port)
+    return await pravega_controller.start(controller, host, port)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -340,14 +756,100 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=12345)
     parser.add_argument("--tail-wait", type=float, default=1.0, help="seconds a tail read waits")
+    parser.add_argument(
+        "--controller-port",
+        type=int,
+        default=None,
+        help="also serve a Pravega controller (gRPC) on this port, for the official clients "
+        "(needs the pravega-controller extra)",
+    )
+    parser.add_argument(
+        "--restart-pause",
+        type=float,
+        default=1.0,
+        help="on SIGUSR1 the store drops every connection and stops listening for this many "
+        "seconds, keeping its data: a store restart over durable storage, for client tests",
+    )
+    defaults = ServerLimits()
+    parser.add_argument(
+        "--max-reads-in-flight",
+        type=int,
+        default=defaults.max_reads_in_flight,
+        help="ReadSegment requests one connection may have answered at once; more are not "
+        "read off the socket until one finishes (0: no bound; default %(default)s)",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=defaults.idle_timeout,
+        help="close a connection after this many seconds without a request and with nothing "
+        "in flight (0: never; default %(default)s)",
+    )
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        default=defaults.request_timeout,
+        help="close a connection whose request takes longer than this to arrive once its "
+        "first bytes did, or that leaves a reply untaken this long (0: never; "
+        "default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=defaults.max_connections,
+        help="at this many connections a new one sheds the one idle the longest, or is "
+        "closed if every one is busy (0: no cap; default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-connections-per-address",
+        type=int,
+        default=defaults.max_connections_per_address,
+        help="the same cap among the connections of one client IP address (0: no cap; "
+        "default %(default)s)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
 
     async def run() -> None:
-        server, _ = await start(Store(args.tail_wait), args.host, args.port)
-        log.info("listening on %s:%d", args.host, server.sockets[0].getsockname()[1])
-        async with server:
-            await server.serve_forever()
+        limits = ServerLimits(
+            args.max_reads_in_flight,
+            args.idle_timeout,
+            args.request_timeout,
+            args.max_connections,
+            args.max_connections_per_address,
+        )
+        store = Store(args.tail_wait, limits)
+        server, _ = await start(store, args.host, args.port)
+        port = server.sockets[0].getsockname()[1]
+        log.info("listening on %s:%d", args.host, port)
+        controller = None
+        if args.controller_port is not None:
+            controller = await start_controller(store, args.host, port, args.controller_port)
+            log.info("controller listening on %s:%d", args.host, controller[1])
+
+        async def restart() -> None:
+            nonlocal server
+            log.info("SIGUSR1: dropping every connection; back in %.1f s", args.restart_pause)
+            server.close()
+            log.info("dropped %d connections", store.drop_connections())
+            await asyncio.sleep(args.restart_pause)
+            server, _ = await start(store, args.host, port)
+            log.info("listening again on %s:%d", args.host, port)
+
+        restarts: set[asyncio.Task[None]] = set()
+
+        def on_signal() -> None:
+            task = asyncio.ensure_future(restart())
+            restarts.add(task)
+            task.add_done_callback(restarts.discard)
+
+        asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, on_signal)
+        try:
+            await asyncio.Event().wait()  # until interrupted or terminated
+        finally:
+            server.close()
+            if controller is not None:
+                await controller[0].stop(None)
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run())

@@ -18,7 +18,10 @@ over HTTP/1.1 (a small client below), ``s2s_h2.pcap`` the official SDK (PyPI ``s
 speaking S2S over HTTP/2 with prior knowledge to the same example server: append sessions
 without, with zstd and with gzip compression, each on its own connection, then a read session
 asking for zstd (its ``.json`` lists, one JSON object a line, each batch appended with its ack
-and the records read).
+and the records read). ``pravega_official.pcap`` is the official Pravega client (PyPI
+``pravega``, the Rust client) against the example store and its controller (only the store's
+port is recorded, not the controller's gRPC): a writer over two segments, a committed and an
+aborted transaction, a reader group (table-segment commands) and a byte stream.
 """
 
 from __future__ import annotations
@@ -149,6 +152,52 @@ def _s2s_sdk(port: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _pravega_official(port: int) -> str:
+    """The official Pravega client (PyPI ``pravega``) through the store's controller on 9090."""
+    import pravega_client  # noqa: PLC0415 - only this step needs it
+
+    lines = []
+    manager = pravega_client.StreamManager("tcp://127.0.0.1:9090")
+    manager.create_scope("demo")
+    manager.create_stream("demo", "orders", 2)
+    writer = manager.create_writer("demo", "orders")
+    for i in range(20):
+        writer.write_event(f"order-{i}", routing_key=f"customer-{i % 3}")
+    writer.flush()
+    lines.append("wrote 20 events")
+    txn_writer = manager.create_transaction_writer("demo", "orders", 1)
+    committed, aborted = txn_writer.begin_txn(), txn_writer.begin_txn()
+    for i in range(3):
+        committed.write_event(f"txn-{i}", routing_key="customer-0")
+        aborted.write_event(f"aborted-{i}", routing_key="customer-1")
+    committed.commit()
+    aborted.abort()
+    lines.append("committed 3 events, aborted 3")
+    reader = manager.create_reader_group("demo-group", "demo", "orders").create_reader("r1")
+
+    async def read(count: int) -> list[str]:
+        events: list[str] = []
+        while len(events) < count:
+            piece = await reader.get_segment_slice_async()
+            events.extend(bytes(event.data()).decode() for event in piece)
+            reader.release_segment(piece)
+        return events
+
+    events = asyncio.run(asyncio.wait_for(read(23), 30))
+    reader.reader_offline()
+    lines.append("read " + " ".join(sorted(events)))
+    manager.create_stream("demo", "bytes", 1)
+    stream = manager.create_byte_stream("demo", "bytes")
+    stream.write(bytes(range(256)) * 4)
+    stream.flush()
+    stream.seek(100, 0)
+    buffer = bytearray(50)
+    got = stream.readinto(buffer)
+    stream.truncate(512)
+    lines.append(f"byte stream: read {got} bytes at 100, head now {stream.current_head_offset()}")
+    return "\n".join(lines) + "\n"
+
+
 PROTOCOLS: dict[str, dict[str, object]] = {
     "s3p": {
         "port": 7500,
@@ -183,6 +232,13 @@ PROTOCOLS: dict[str, dict[str, object]] = {
             ["examples.pravega_client", "write", "orders", "--count", "20"],
             ["examples.pravega_client", "read", "orders", "--count", "20"],
         ],
+    },
+    "pravega_official": {
+        "port": 12345,
+        "server": [
+            "examples.pravega_segment_store", "--port", "12345", "--controller-port", "9090",
+        ],
+        "steps": [_pravega_official],
     },
     "durable": {
         "port": 4437,
@@ -222,6 +278,7 @@ def record(name: str, tcpdump: str) -> Path:
     server = subprocess.Popen([PY, "-m", *spec["server"]], cwd=ROOT)  # type: ignore[list-item]
     try:
         _wait_for_port(port)
+        time.sleep(0.2)  # the probe connection's closing segments must not open the capture
         interface = str(spec.get("interface", "lo"))
         dump = subprocess.Popen(
             [tcpdump, "-i", interface, "--immediate-mode", "-B", "65536", "-U", "-s", "0",

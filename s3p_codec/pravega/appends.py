@@ -21,9 +21,9 @@ the real protocol does it today:
 
 Decisions where the real decoder is looser (documented, tested): numEvents must also equal the
 number of Event frames reassembled (the real writer always makes it so); an AppendBlockEnd with
-no AppendBlock before it is accepted, as the real decoder does, with a block content of 0 bytes
-(so sizeOfWholeEvents must be 0 and the events are all in its data); a writer's event numbers
-start above 0 - 1, as the Java reader's fresh state starts at 0 ("never goes back").
+no AppendBlock before it is accepted, as the real decoder does: its data holds all the events
+and its sizeOfWholeEvents is ignored (the Rust client sets it to the data's length); a writer's
+event numbers start above 0 - 1, as the Java reader's fresh state starts at 0 ("never goes back").
 """
 
 from __future__ import annotations
@@ -354,14 +354,18 @@ class BlockReader:
                 f"{writer.last_event_number} for writer {end.writer_id}"
             )
         if block_writer is None:
-            content, base, stop_at = b"", 0, 0
+            # No AppendBlock before it: like the real decoder, the appended data is all of the
+            # end's data and sizeOfWholeEvents is not looked at (the Rust client sends the
+            # data's length there, the Java one 0).
+            content, base, stop_at, whole = b"", 0, 0, 0
         elif block_writer != end.writer_id:
             raise _invalid(
                 f"Writer ID mismatch between AppendBlock ({block_writer}) and "
                 f"AppendBlockEnd ({end.writer_id})"
             )
+        else:
+            whole = end.size_of_whole_events
         size = stop_at - base
-        whole = end.size_of_whole_events
         if not 0 <= whole <= size:
             raise _invalid(f"Invalid sizeOfWholeEvents {whole}: the block holds {size} bytes")
         events: list[bytes] = []

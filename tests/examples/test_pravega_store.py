@@ -193,8 +193,11 @@ def test_segment_lifecycle_and_error_replies() -> None:
         assert isinstance(gone, pravega.NoSuchSegment)
         # keep-alive and unsupported commands
         assert await ask(pravega.KeepAlive()) == pravega.KeepAlive()
-        unsupported = await ask(pravega.Opaque(pravega.CommandType.MERGE_SEGMENTS, b""))
-        assert unsupported == pravega.OperationUnsupported(-1, "MERGE_SEGMENTS", "")
+        unsupported = await ask(pravega.Opaque(pravega.CommandType.UPDATE_SEGMENT_POLICY, b""))
+        assert unsupported == pravega.OperationUnsupported(-1, "UPDATE_SEGMENT_POLICY", "")
+        short = await ask(pravega.Opaque(pravega.CommandType.MERGE_SEGMENTS, b"\0" * 7 + b"\5"))
+        assert isinstance(short, pravega.ErrorMessage)
+        assert (short.request_id, short.error_code) == (5, pravega.ErrorMessage.ILLEGAL_ARGUMENT)
         await conn.aclose()
 
     run(scenario)

@@ -411,7 +411,35 @@ def test_num_events_must_match_the_events_carried() -> None:
 def test_a_lone_append_block_end_carries_its_events_in_its_data() -> None:
     got = server(SETUP + end(0, ev(b"x") + ev(b"y"), 2, 1))
     assert got[1] == p.Append(A, 1, (b"x", b"y"), 1)
-    refused(SETUP + end(1, ev(b"x")), "sizeOfWholeEvents")
+    refused(SETUP + end(0, ev(b"x") + b"\x00\x00"), "not whole Event frames")
+
+
+def test_a_lone_append_block_end_ignores_size_of_whole_events_like_the_java_decoder() -> None:
+    # The official Rust client sends each batch as one AppendBlockEnd with no AppendBlock, and
+    # puts the data's length in sizeOfWholeEvents (here 11: one 3-byte event). The Java
+    # AppendDecoder takes all of blockEnd.getData() when no block is open and never looks at
+    # sizeOfWholeEvents; we refused it ("the block holds 0 bytes").
+    writer_id = uuid.UUID("b0732f58-3533-f106-9ab6-7b347a2460f9")
+    setup = bytes.fromhex(
+        "00000001" "0000002c" "0000000000000001" "b0732f583533f1069ab67b347a2460f9"
+        "0010" + b"sc/st/0.#epoch.0".hex() + "0000"
+    )  # fmt: skip
+    rust_block_end = bytes.fromhex(
+        "00000004" "00000037"                   # APPEND_BLOCK_END, 55 bytes
+        "b0732f583533f1069ab67b347a2460f9"      # writerId
+        "0000000b"                              # sizeOfWholeEvents = 11 (Java: 0)
+        "0000000b" "0000000000000003" "657630"  # data: one Event frame, "ev0"
+        "00000001"                              # numEvents
+        "0000000000000000"                      # lastEventNumber
+        "0000000000000001"                      # requestId
+    )  # fmt: skip
+    got = server(setup + rust_block_end)
+    assert got == [
+        p.SetupAppend(1, writer_id, "sc/st/0.#epoch.0"),
+        p.Append(writer_id, 0, (b"ev0",), 1),
+    ]
+    # any value is ignored, as in Java, negative included
+    assert server(SETUP + end(-5, ev(b"x")))[1] == p.Append(A, 0, (b"x",), 1)
 
 
 def test_partial_event_outside_a_block_is_refused() -> None:
