@@ -11,8 +11,9 @@
   followed by another byte, a non-digit after ``$``/``*``) is refused as soon as it is seen,
   not when the line bound is reached, so a peer typing LF-only lines gets an error, not a hang.
   This is the same verdict as when the line completes (section 3 forbids LF-only and CR-only
-  separators in both versions, section 15 non-decimal lengths), only sooner. A header line is at most 21 bytes, so ``$99999999999`` is read
-  whole and rejected against the limit before a byte of payload is waited for.
+  separators in both versions, section 15 non-decimal lengths), only sooner.
+- A header line is at most 21 bytes, so ``$99999999999`` is read whole and rejected against
+  the limit before a byte of payload is waited for.
 
 ``WireBuffer`` plays the part of ``_core.ReceiveBuffer`` with an interface the hot loops can
 index directly: the READ-reply path matches whole replies with one regex call on the buffer,
