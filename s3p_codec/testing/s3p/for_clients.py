@@ -191,9 +191,10 @@ def _reply_limits(lim: s3p.Limits) -> st.SearchStrategy[MalformedReply]:
     return st.one_of(st.sampled_from(cases), counts.map(over_count), counts.map(at_count))
 
 
-def _reply_wrong_types() -> st.SearchStrategy[MalformedReply]:
+def _reply_wrong_types(v020: bool = False) -> st.SearchStrategy[MalformedReply]:
     """A reply of the wrong RESP type for the request it answers, or no S3P type at all."""
-    trim = (s3p.Trim(b"s", s3p.Timestamp(1, 0)),)
+    bound = s3p.Timestamp(1, 0)
+    trim = (s3p.Trim(b"s", min_id=bound) if v020 else s3p.Trim(b"s", bound),)
     delete = (s3p.Delete(b"s"),)
     cases: list[tuple[str, bytes, tuple[s3p.Request, ...]]] = [
         ("READ answered by +OK", b"+OK\r\n", _READ),
@@ -313,7 +314,7 @@ def malformed_replies(
     return st.one_of(
         _reply_off_by_one(lim),
         _reply_limits(lim),
-        _reply_wrong_types(),
+        _reply_wrong_types(v020),
         _reply_bad_text(),
         _reply_records(v020),
         _reply_orders(lim),
