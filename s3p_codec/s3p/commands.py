@@ -342,14 +342,26 @@ _FIELD_OPTIONS = {
 """The fields that only one version has, and the option each one becomes."""
 
 
+_foreign: dict[tuple[Version | None, type], tuple[tuple[str, bytes], ...]] = {}
+
+
 def _check_version(event: Request, rules: Rules) -> None:
     """A field whose option the configured version does not define must be None."""
-    name = type(event).__name__.upper().encode()
-    known = rules.options[name]
-    for (kind, field), option in _FIELD_OPTIONS.items():
-        if type(event) is kind and getattr(event, field) is not None and option not in known:
+    kind = type(event)
+    key = (rules.version, kind)
+    foreign = _foreign.get(key)
+    if foreign is None:
+        known = rules.options[kind.__name__.upper().encode()]
+        foreign = tuple(
+            (field, option)
+            for (owner, field), option in _FIELD_OPTIONS.items()
+            if owner is kind and option not in known
+        )
+        _foreign[key] = foreign
+    for field, option in foreign:
+        if getattr(event, field) is not None:
             raise _fail(
-                f"{type(event).__name__}.{field} is not part of S3P v{rules.version}"
+                f"{kind.__name__}.{field} is not part of S3P v{rules.version}"
                 f" (it has no {option.decode()} option)"
             )
 
