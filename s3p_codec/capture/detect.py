@@ -90,10 +90,8 @@ def parse_decode_as(specs: Iterable[str]) -> dict[int, str]:
         if name not in PROTOCOLS:
             raise ValueError(f"unknown protocol {proto!r} in {spec!r}; use one of {PROTOCOLS}")
         if at and version not in VERSIONED.get(name, ()):
-            raise ValueError(
-                f"unknown version {version!r} in {spec!r}; {name} has "
-                f"{VERSIONED.get(name, ())}"
-            )
+            known = VERSIONED.get(name, ())
+            raise ValueError(f"unknown version {version!r} in {spec!r}; {name} has {known}")
         ports[port] = proto
     return ports
 

@@ -315,13 +315,18 @@ def _check_append(event: Append, limits: Limits, rules: Rules) -> None:
 def _check_read(event: Read, limits: Limits, rules: Rules) -> None:
     count, block = event.count, event.block_ms
     if count is not None:
-        if type(count) is not int or count < 1:
+        if type(count) is not int:
             raise _fail(f"COUNT must be an int in [1, {limits.max_count}], got {count!r}")
+        if count < 1:  # v0.2.0: "COUNT < 1 is ERR_LIMITS"
+            code = rules.count_zero_code
+            raise _fail(f"COUNT must be in [1, {limits.max_count}], got {count}", code)
         if count > limits.max_count:
             raise _fail(f"COUNT {count} exceeds {limits.max_count}", ErrorCode.LIMITS)
     if block is not None:
-        if type(block) is not int or block < 0:
+        if type(block) is not int:
             raise _fail(f"BLOCK must be a non-negative int, got {block!r}")
+        if block < 0:  # v0.2.0: "BLOCK < 0 is ERR_LIMITS"
+            raise _fail(f"BLOCK must be non-negative, got {block}", rules.count_zero_code)
         if block > limits.max_block_ms:
             raise _fail(f"BLOCK {block} exceeds {limits.max_block_ms}", ErrorCode.LIMITS)
     if event.min_timestamp is not None:

@@ -450,4 +450,3 @@ class Observer:
         while pending[0][0] != wanted:
             self._forget_oldest()
         return wanted
-

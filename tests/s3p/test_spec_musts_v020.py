@@ -201,6 +201,16 @@ def test_over_limit_count_or_count_below_1_and_block_over_max_or_below_0_are_err
     assert error(read_cmd(options), limits).code is LIMITS
 
 
+def test_a_client_asked_to_send_count_below_1_or_block_below_0_refuses_with_err_limits() -> None:
+    for request in (Read(b"s", count=0), Read(b"s", block_ms=-1)):
+        with pytest.raises(LocalProtocolError) as caught:
+            client().send(request)
+        assert caught.value.code is LIMITS
+        with pytest.raises(LocalProtocolError) as caught:
+            s3p.Connection(Role.CLIENT).send(request)
+        assert caught.value.code is BAD  # v0.1.0: COUNT 0 is ERR_BAD_FORMAT
+
+
 def test_count_and_block_that_are_not_numbers_stay_err_bad_format() -> None:
     assert error(read_cmd("*2\n$5\nCOUNT\n$3\nten")).code is BAD
     assert error(read_cmd("*2\n$5\nBLOCK\n$2\n+1")).code is BAD
