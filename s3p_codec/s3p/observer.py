@@ -416,14 +416,16 @@ class Observer:
             said.append(ObservedError(side.direction, error, replies.start, 0, True))
         elif pair_id is not None:
             self._unpaired_said = False
-        if self._after_recoverable and self._rules.version is None:
-            self._decide(Version.V0_2_0)  # traffic after an error: v0.1.0 would have closed
+        if self._after_recoverable and pair_id is not None and self._rules.version is None:
+            # A request answered after an error answered its own: v0.1.0 would have closed.
+            # Only paired replies count: replies whose requests were not seen say nothing.
+            self._decide(Version.V0_2_0)
         self._after_recoverable = False
         if isinstance(reply, ErrorReply):
             if self._rules.version is None:
                 self._evidence(reply)
             if self._rules.keeps_open(reply.code):
-                self._after_recoverable = True
+                self._after_recoverable = pair_id is not None
             else:
                 self._clear_pending()  # the server closes after this Error: the rest is lost
         said.append(Observed(side.direction, reply, replies.start, buffer.offset, pair_id))
