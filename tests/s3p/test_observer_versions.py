@@ -13,7 +13,18 @@ from hypothesis import strategies as st
 from s3p_codec import Direction, Role, s3p
 from s3p_codec._core import Observed, ObservedError
 from s3p_codec.capture import decode_files, parse_decode_as
-from s3p_codec.s3p import Append, AppendReply, Create, Delete, ErrorCode, ErrorReply, Id, Ok, Read
+from s3p_codec.s3p import (
+    Append,
+    AppendReply,
+    Create,
+    Delete,
+    ErrorCode,
+    ErrorReply,
+    Id,
+    Ok,
+    Read,
+    Trim,
+)
 from tests.capture.synth import Flow, write_capture
 
 from .strategies import conversations
@@ -88,6 +99,16 @@ def test_traffic_after_a_recoverable_error_is_v020_evidence() -> None:
     assert isinstance(reply, Observed)
     assert reply.pair_id == 1
     assert observer.version is s3p.Version.V0_2_0
+
+
+def test_unpaired_replies_after_an_error_are_no_evidence_of_v020() -> None:
+    observer = s3p.Observer()
+    observer.gap(DOWN, 0)  # replies to requests the capture never saw
+    observer.observe(DOWN, b"-ERR_UNKNOWN_STREAM s\r\n+OK\r\n")
+    assert not observer.detected
+    client = s3p.Connection(Role.CLIENT)
+    observer.observe(UP, client.send(Trim(b"s", Id(1, 0))))  # a v0.1.0 option: decides it
+    assert (observer.version, observer.detected) == (s3p.Version.V0_1_0, True)
 
 
 def test_a_strict_v010_observer_refuses_v020_options() -> None:
