@@ -9,12 +9,19 @@
     python -m examples.s3p_client tail orders [--after TS] [--block MS] [--max-records N]
     python -m examples.s3p_client trim orders 1700000001235-0
     python -m examples.s3p_client delete orders
+    python -m examples.s3p_client --s3p-version 0.2.0 append orders --id 1700000001234 hello
+    python -m examples.s3p_client --s3p-version 0.2.0 read orders --min-id 1700000001234-0
 
-``--host``/``--port`` (127.0.0.1:7500) choose the server. Records print as
-``<timestamp> <payload>`` lines, the payload written raw. Stdin lines are sent in APPENDs of
-``--batch`` records, pipelined (all sent before the first reply is read); the timestamp of each
-APPEND's last record is printed. An error reply is printed on stderr as ``ERR_CODE message``
-and the exit status is 1.
+``--host``/``--port`` (127.0.0.1:7500) choose the server; ``--s3p-version`` (0.1.0) the version
+spoken, which must be the server's (S3P has no handshake). In 0.2.0 mode ``append --id MS``
+sends the ``ID`` option, ``read``/``tail --min-id ID`` send ``MIN_ID`` (inclusive) and ``trim``
+sends ``MIN_ID``; the timestamp options of 0.1.0 are refused. An error that v0.2.0 makes
+recoverable does not end a pipelined ``append``: the other replies are still read and printed.
+
+Records print as ``<timestamp> <payload>`` lines, the payload written raw. Stdin lines are
+sent in APPENDs of ``--batch`` records, pipelined (all sent before the first reply is read);
+the timestamp of each APPEND's last record is printed. An error reply is printed on stderr as
+``ERR_CODE message`` and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -54,6 +61,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=7500)
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per reply (10)")
+    parser.add_argument(
+        "--s3p-version",
+        choices=[version.value for version in s3p.Version],
+        default="0.1.0",
+        help="the S3P version the server speaks (0.1.0)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     create = commands.add_parser("create", help="create a stream")
@@ -67,12 +80,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     append.add_argument("records", nargs="*", help="payloads; none: read stdin lines")
     append.add_argument("--timestamp", type=_timestamp, help="client timestamp <ms>-<seq>")
     append.add_argument("--batch", type=int, default=100, help="records per APPEND (stdin)")
+    append.add_argument("--id", type=_ms, help="0.2.0: the ID option, <ms> only")
 
     read = commands.add_parser("read", help="read records once")
     read.add_argument("stream")
     read.add_argument("--count", type=int)
     read.add_argument("--after", type=_timestamp, help="MIN_TIMESTAMP: records after this")
     read.add_argument("--block", type=int, help="BLOCK: ms to wait when there is nothing")
+    read.add_argument("--min-id", type=_timestamp, help="0.2.0 MIN_ID: records from this ID")
 
     tail = commands.add_parser("tail", help="print records as they arrive (READ with BLOCK)")
     tail.add_argument("stream")
@@ -80,6 +95,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     tail.add_argument("--after", type=_timestamp, help="start after this timestamp (0-0)")
     tail.add_argument("--block", type=int, default=5000, help="BLOCK per READ in ms (5000)")
     tail.add_argument("--max-records", type=int, help="stop after this many records")
+    tail.add_argument("--min-id", type=_timestamp, help="0.2.0 MIN_ID: start at this ID")
 
     trim = commands.add_parser("trim", help="remove records strictly before a timestamp")
     trim.add_argument("stream")
@@ -92,11 +108,30 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args, extra = parser.parse_known_args(argv)
     if args.command == "tail" and args.block < 1:
         parser.error("tail needs --block of at least 1 ms (it waits for new records)")
+    v020 = args.s3p_version == "0.2.0"
+    for option, needs_v020 in (("id", True), ("min_id", True), ("after", False),
+                               ("timestamp", False), ("client_timestamps", False)):  # fmt: skip
+        if getattr(args, option, None) not in (None, False) and needs_v020 != v020:
+            flag = "--" + option.replace("_", "-")
+            parser.error(f"{flag} is an S3P {'0.2.0' if needs_v020 else '0.1.0'} option")
     if extra and args.command == "append" and not any(e.startswith("-") for e in extra):
         args.records = [*args.records, *extra]
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return args
+
+
+def _ms(text: str) -> int:
+    if not text.isdigit() or int(text) >= 1 << 64:
+        raise argparse.ArgumentTypeError(f"an ID is an unsigned 64-bit <ms>, got {text!r}")
+    return int(text)
+
+
+def _next_id(last: s3p.Timestamp) -> s3p.Timestamp:
+    """The ID right after ``last`` (v0.2.0's MIN_ID is inclusive)."""
+    if last.seq < (1 << 64) - 1:
+        return s3p.Timestamp(last.ms, last.seq + 1)
+    return s3p.Timestamp(last.ms + 1, 0)
 
 
 def _name(text: str) -> bytes:
@@ -153,32 +188,52 @@ def run(args: argparse.Namespace, conn: Client, stdin: BinaryIO, out: BinaryIO) 
         timestamp = args.timestamp
         sent = 0
         for records in batches:  # pipelined: every APPEND goes out before a reply is read
-            conn.send(s3p.Append(stream, records, timestamp))
+            conn.send(s3p.Append(stream, records, timestamp, args.id))
             sent += 1
             if timestamp is not None:  # client timestamps: keep them increasing across batches
                 timestamp = s3p.Timestamp(timestamp.ms, timestamp.seq + len(records))
+        failed: S3PError | None = None
         for _ in range(sent):
-            reply = _reply(conn)
+            try:
+                reply = _reply(conn)
+            except S3PError as error:
+                codec = conn.conn
+                if not (isinstance(codec, s3p.Connection) and codec.keeps_open(error.reply.code)):
+                    raise
+                if failed is not None:  # v0.2.0: recoverable, the next replies follow
+                    print(failed, file=sys.stderr)
+                failed = error  # the last one is printed by ``main``
+                continue
             assert isinstance(reply, s3p.AppendReply)
             out.write(bytes(reply.timestamp) + b"\n")
+        if failed is not None:
+            out.flush()
+            raise failed
     elif args.command == "read":
-        reply = request(conn, s3p.Read(stream, args.count, args.block, args.after))
-        _print_records(reply, out)
+        read = s3p.Read(stream, args.count, args.block, args.after, args.min_id)
+        _print_records(request(conn, read), out)
     elif args.command == "tail":
         after = args.after
+        start = args.min_id
         printed = 0
         while args.max_records is None or printed < args.max_records:
             count = args.count
             if args.max_records is not None:
                 left = args.max_records - printed
                 count = left if count is None else min(count, left)
-            reply = request(conn, s3p.Read(stream, count, args.block, after))
+            reply = request(conn, s3p.Read(stream, count, args.block, after, start))
             printed += _print_records(reply, out)
             assert isinstance(reply, s3p.ReadReply)
             if reply.records:
-                after = reply.records[-1][0]
+                if args.s3p_version == "0.2.0":
+                    start = _next_id(reply.records[-1][0])
+                else:
+                    after = reply.records[-1][0]
     elif args.command == "trim":
-        request(conn, s3p.Trim(stream, args.until))
+        if args.s3p_version == "0.2.0":
+            request(conn, s3p.Trim(stream, min_id=args.until))
+        else:
+            request(conn, s3p.Trim(stream, args.until))
         out.write(b"OK\n")
     elif args.command == "delete":
         request(conn, s3p.Delete(stream))
@@ -196,7 +251,8 @@ def main(
     timeout = args.timeout + (getattr(args, "block", None) or 0) / 1000
     out = stdout if stdout is not None else sys.stdout.buffer
     try:
-        with connect(s3p.Connection(Role.CLIENT), args.host, args.port, timeout=timeout) as conn:
+        codec = s3p.Connection(Role.CLIENT, version=args.s3p_version)
+        with connect(codec, args.host, args.port, timeout=timeout) as conn:
             run(args, conn, stdin if stdin is not None else sys.stdin.buffer, out)
     except S3PError as error:
         print(error, file=sys.stderr)

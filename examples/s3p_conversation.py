@@ -1,6 +1,7 @@
 """An S3P client codec and server codec talking to each other in memory.
 
     python -m examples.s3p_conversation
+    python -m examples.s3p_conversation --s3p-version 0.2.0    # IDs, recoverable errors
 
 No sockets: the bytes one codec emits are handed straight to the other, so every step of the
 conversation can be printed: the typed request, its wire bytes, what the server codec parsed,
@@ -11,6 +12,9 @@ exist and their timestamp strategy, so it enforces the spec's rules about stream
 ("TIMESTAMP ... MUST be present if and only if the stream's TIMESTAMP_STRATEGY is client", "The
 provided timestamp MUST be strictly greater than the last appended timestamp", server
 timestamps "strictly increasing"). Its clock is simulated, so the output is the same every run.
+In v0.2.0 mode (``Store(version="0.2.0")``) it keeps v0.2.0's rules instead: an ``ID`` below the
+last ID's ms is ``ERR_NON_MONOTONIC_ID``, an equal one continues the seq, READ's ``MIN_ID`` is
+inclusive, and the recoverable errors leave both codecs open.
 """
 
 from __future__ import annotations
@@ -52,8 +56,14 @@ class _Stream:
 class Store:
     """The streams behind a server: answers each typed request with a typed reply."""
 
-    def __init__(self, limits: s3p.Limits | None = None, clock_ms: Iterator[int] | None = None):
+    def __init__(
+        self,
+        limits: s3p.Limits | None = None,
+        clock_ms: Iterator[int] | None = None,
+        version: str = "0.1.0",
+    ):
         self.limits = limits or s3p.Limits()
+        self.v020 = s3p.Version(version) is s3p.Version.V0_2_0
         self._streams: dict[bytes, _Stream] = {}
         self._clock = clock_ms or iter(range(1_700_000_001_234, 1 << 62, 7))
 
@@ -73,17 +83,25 @@ class Store:
         if isinstance(request, Append):
             return self._append(stream, request)
         if isinstance(request, Read):
-            after = request.min_timestamp or _ORIGIN
             count = request.count or self.limits.default_count
-            found = [pair for pair in stream.records if pair[0] > after][:count]
+            if self.v020:  # MIN_ID is inclusive, 0-0 by default
+                start = request.min_id or _ORIGIN
+                found = [pair for pair in stream.records if pair[0] >= start][:count]
+            else:
+                after = request.min_timestamp or _ORIGIN
+                found = [pair for pair in stream.records if pair[0] > after][:count]
             return ReadReply(tuple(found))  # in memory, BLOCK has nothing to wait for
         if isinstance(request, Trim):
-            stream.records = [pair for pair in stream.records if pair[0] >= request.until]
+            bound = request.min_id if request.until is None else request.until
+            assert bound is not None  # the codec requires UNTIL (v0.1.0) or MIN_ID (v0.2.0)
+            stream.records = [pair for pair in stream.records if pair[0] >= bound]
             return Ok()
         del self._streams[request.stream]
         return Ok()
 
     def _append(self, stream: _Stream, request: Append) -> s3p.Reply:
+        if self.v020:
+            return self._append_v020(stream, request)
         if stream.strategy is TimestampStrategy.CLIENT:
             if request.timestamp is None:
                 return _error(ErrorCode.BAD_FORMAT, "missing timestamp option when required")
@@ -103,6 +121,20 @@ class Store:
                 first = Timestamp(stream.last.ms, stream.last.seq + 1)
         # One timestamp per record: the first one given, then the same ms with seq + 1.
         stamps = [Timestamp(first.ms, first.seq + index) for index in range(len(request.records))]
+        stream.records.extend(zip(stamps, request.records, strict=True))
+        stream.last = stamps[-1]
+        return AppendReply(stream.last)
+
+    def _append_v020(self, stream: _Stream, request: Append) -> s3p.Reply:
+        """v0.2.0: IDs from the ``ID`` option or the clock; the seq continues on the same ms."""
+        last = stream.last if stream.records else None
+        ms = next(self._clock) if request.id is None else request.id
+        if last is not None and ms < last.ms:
+            if request.id is not None:
+                return _error(ErrorCode.NON_MONOTONIC_ID, f"ID {ms} is below the last ID {last}")
+            ms = last.ms  # the clock went back: keep the last ms
+        seq = last.seq + 1 if last is not None and ms == last.ms else 0
+        stamps = [Timestamp(ms, seq + index) for index in range(len(request.records))]
         stream.records.extend(zip(stamps, request.records, strict=True))
         stream.last = stamps[-1]
         return AppendReply(stream.last)
@@ -194,9 +226,51 @@ def _converse(
         _show("client", "reads", event)
 
 
+def _main_v020() -> int:
+    """The same conversation in v0.2.0: IDs, and errors that leave the connection open."""
+    print("S3P v0.2.0: a client codec and a server codec in one process, no sockets.\n")
+    store = Store(version="0.2.0")
+    client = s3p.Connection(Role.CLIENT, version="0.2.0")
+    server = s3p.Connection(Role.SERVER, version="0.2.0")
+    steps: list[tuple[str, list[s3p.Request]]] = [
+        (
+            "Create a stream, then create it again: ERR_STREAM_EXISTS is recoverable",
+            [Create(b"orders"), Create(b"orders"), Append(b"orders", (b"hello",))],
+        ),
+        (
+            "Append with an ID (the <ms> only); a lower one is ERR_NON_MONOTONIC_ID",
+            [
+                Append(b"orders", (b"a", b"b"), id=1700000009000),
+                Append(b"orders", (b"late",), id=1700000000000),
+                Append(b"orders", (b"c",), id=1700000009000),
+            ],
+        ),
+        (
+            "Read from MIN_ID (inclusive), trim before an ID, delete",
+            [
+                Read(b"orders", count=10, min_id=Timestamp(1700000009000, 1)),
+                Trim(b"orders", min_id=Timestamp(1700000009000, 2)),
+                Read(b"orders"),
+                Delete(b"orders"),
+                Read(b"orders"),  # ERR_UNKNOWN_STREAM, recoverable too
+            ],
+        ),
+    ]
+    for number, (title, requests) in enumerate(steps, 1):
+        print(f"{number}. {title}")
+        _converse(client, server, store, requests)
+        print()
+    _say("client", "is", f"{client.state.name}, finished={client.finished}")
+    _say("server", "is", f"{server.state.name}, finished={server.finished}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.parse_args(argv)
+    parser.add_argument("--s3p-version", choices=[v.value for v in s3p.Version], default="0.1.0")
+    args = parser.parse_args(argv)
+    if args.s3p_version == "0.2.0":
+        return _main_v020()
     print("S3P v0.1.0: a client codec and a server codec in one process, no sockets.\n")
 
     store = Store()

@@ -1,8 +1,10 @@
-"""A real S3P v0.1.0 server with in-memory streams, on asyncio (default) or trio.
+"""A real S3P server (v0.1.0, or v0.2.0 with ``--s3p-version 0.2.0``) with in-memory streams,
+on asyncio (default) or trio.
 
 ::
 
     python -m examples.s3p_server --port 7500                  # 127.0.0.1 unless --host
+    python -m examples.s3p_server --port 7500 --s3p-version 0.2.0
     python -m examples.s3p_server --port 7500 --backend trio --max-count 500 --idle-timeout 60
 
 The codec (``s3p_codec.s3p``) checks every request against the configured ``Limits`` and turns
@@ -32,6 +34,14 @@ connection. What is left here is what only a server with state can decide, kept 
   READ dropped with it, as Redis does for a blocked client, instead of holding the connection
   until BLOCK runs out. A client that only half-closes is let go the same way.
 - TRIM removes records strictly before UNTIL; the tail (and so the next timestamp) is kept.
+- v0.2.0 (``--s3p-version 0.2.0``): records have IDs ``<ms>-<seq>`` and every stream works the
+  same way. An APPEND without ``ID`` gets the wall clock's ms, or the last ID's ms with seq + 1
+  when the clock has not moved past it or went backwards ("keep the last <ms> and increment
+  <seq>"). An APPEND with ``ID`` (the ms alone): lower than the last ID's ms is
+  ``ERR_NON_MONOTONIC_ID``; equal continues the last seq; higher starts at seq 0. READ returns
+  records from MIN_ID *inclusive* (default ``0-0``); TRIM removes records strictly before
+  MIN_ID. ``ERR_STREAM_EXISTS``, ``ERR_UNKNOWN_STREAM`` and ``ERR_NON_MONOTONIC_ID`` are
+  recoverable: the codec keeps the connection open and the next pipelined requests are served.
 - Connection limits (spec section 11, RECOMMENDED): ``--idle-timeout`` closes a connection that
   sent no request for that many seconds (a READ blocked on the server is not idle);
   ``--max-connections`` closes, without a reply, connections accepted beyond the maximum (there is
@@ -98,7 +108,7 @@ class Stream:
     keys: list[int] = attrs.Factory(list)
     records: list[bytes] = attrs.Factory(list)
     start: int = 0
-    tail: int = 0  # key of the last timestamp ever appended (0-0 before the first)
+    tail: int = 0  # key of the last timestamp ever appended (0-0 before the first; v0.2.0: -1)
     waiters: set[Callable[[], None]] = attrs.Factory(set)
 
     def wake(self) -> None:
@@ -115,9 +125,16 @@ class Store:
     clock is an argument so tests can drive it.
     """
 
-    def __init__(self, limits: s3p.Limits, clock: Callable[[], int] = wall_clock_ms) -> None:
+    def __init__(
+        self,
+        limits: s3p.Limits,
+        clock: Callable[[], int] = wall_clock_ms,
+        version: str = "0.1.0",
+    ) -> None:
         self.limits = limits
         self.clock = clock
+        self.version = s3p.Version(version)
+        self.v020 = self.version is s3p.Version.V0_2_0
         self.streams: dict[bytes, Stream] = {}
 
     def execute(self, request: s3p.Event) -> s3p.Reply:
@@ -142,7 +159,8 @@ class Store:
         if request.stream in self.streams:
             return s3p.ErrorReply(s3p.ErrorCode.STREAM_EXISTS, "stream already exists")
         strategy = request.timestamp_strategy or s3p.TimestampStrategy.SERVER
-        self.streams[request.stream] = Stream(strategy)
+        # v0.2.0: no record yet is below 0-0, so that the first APPEND may take ID 0.
+        self.streams[request.stream] = Stream(strategy, tail=-1 if self.v020 else 0)
         return s3p.Ok()
 
     def append(self, request: s3p.Append) -> s3p.Reply:
@@ -150,7 +168,16 @@ class Store:
         if stream is None:
             return _unknown_stream()
         count = len(request.records)
-        if stream.strategy is s3p.TimestampStrategy.SERVER:
+        if self.v020 and request.id is not None:
+            ms = stream.tail >> _SEQ_BITS if stream.tail >= 0 else -1
+            if request.id < ms:
+                return s3p.ErrorReply(
+                    s3p.ErrorCode.NON_MONOTONIC_ID,
+                    f"ID {request.id} is lower than the last ID {_timestamp(stream.tail)}",
+                )
+            # Equal: continue the last seq; higher: a new ms at seq 0.
+            first = stream.tail + 1 if request.id == ms else request.id << _SEQ_BITS
+        elif stream.strategy is s3p.TimestampStrategy.SERVER:
             if request.timestamp is not None:
                 return s3p.ErrorReply(
                     s3p.ErrorCode.BAD_FORMAT,
@@ -189,7 +216,9 @@ class Store:
             return _unknown_stream()
         count = self.limits.default_count if request.count is None else request.count
         keys = stream.keys
-        if request.min_timestamp is None:
+        if request.min_id is not None:  # v0.2.0: inclusive
+            begin = bisect.bisect_left(keys, _key(request.min_id), stream.start)
+        elif request.min_timestamp is None:
             begin = stream.start
         else:
             begin = bisect.bisect_right(keys, _key(request.min_timestamp), stream.start)
@@ -201,7 +230,9 @@ class Store:
         stream = self.streams.get(request.stream)
         if stream is None:
             return _unknown_stream()
-        stream.start = bisect.bisect_left(stream.keys, _key(request.until), stream.start)
+        bound = request.min_id if request.until is None else request.until
+        assert bound is not None  # the codec requires UNTIL (v0.1.0) or MIN_ID (v0.2.0)
+        stream.start = bisect.bisect_left(stream.keys, _key(bound), stream.start)
         if stream.start * 2 >= len(stream.keys):
             del stream.keys[: stream.start]
             del stream.records[: stream.start]
@@ -312,7 +343,7 @@ class Server:
         return self.store.limits
 
     def codec(self) -> s3p.Connection:
-        return s3p.Connection(Role.SERVER, limits=self.store.limits)
+        return s3p.Connection(Role.SERVER, limits=self.store.limits, version=self.store.version)
 
     def admit(self) -> bool:
         """Count a new connection in, unless the maximum is reached (then close it)."""
@@ -575,7 +606,13 @@ async def run_trio(server: Server, host: str, port: int) -> None:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     defaults = s3p.Limits()
     parser = argparse.ArgumentParser(
-        prog="python -m examples.s3p_server", description="An in-memory S3P v0.1.0 server."
+        prog="python -m examples.s3p_server", description="An in-memory S3P server."
+    )
+    parser.add_argument(
+        "--s3p-version",
+        choices=[version.value for version in s3p.Version],
+        default="0.1.0",
+        help="the S3P version spoken (0.1.0); S3P has no handshake: clients must match",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     parser.add_argument("--port", type=int, default=7500, help="TCP port (7500; 0: any)")
@@ -610,7 +647,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def build_server(args: argparse.Namespace) -> Server:
     limits = s3p.Limits(**{f.name: getattr(args, f.name) for f in attrs.fields(s3p.Limits)})
     return Server(
-        Store(limits),
+        Store(limits, version=args.s3p_version),
         idle_timeout=args.idle_timeout or None,
         max_connections=args.max_connections or None,
     )

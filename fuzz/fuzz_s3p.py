@@ -1,12 +1,14 @@
-"""Atheris harness for the S3P codec: both roles and the Observer.
+"""Atheris harness for the S3P codec: both roles and the Observer, in both versions.
 
-The first byte picks the target (server, client, Observer, or the server's fast path against
-its careful parser), the limits, which requests a client has pending and the chunk size; the
-rest is the peer's byte stream. One target per input keeps each execution short, so a campaign
-tries more inputs. Invariant: the codec yields events, ``NEED_DATA`` or a
-``RemoteProtocolError`` carrying an S3P ``ErrorCode`` (and, server side, the ``ErrorReply`` to
-send, which must then be sendable); requests read can be sent again and read back the same; the
-two request parsers agree. Anything else is a bug and crashes the run.
+Every input runs through v0.1.0 and then v0.2.0 (the Observer: detecting, then strict v0.2.0),
+so each seed of the corpus covers both. The first byte picks the target (server, client,
+Observer, or the server's fast path against its careful parser), the limits, which requests a
+client has pending and the chunk size; the rest is the peer's byte stream. One target per
+input keeps each execution short, so a campaign tries more inputs. Invariant: the codec yields
+events, ``NEED_DATA`` or a ``RemoteProtocolError`` carrying an S3P ``ErrorCode`` (and, server
+side, the ``ErrorReply`` to send, which must then be sendable); requests read can be sent again
+and read back the same; the two request parsers agree. Anything else is a bug and crashes the
+run.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 with atheris.instrument_imports():
     from s3p_codec import NEED_DATA, Direction, RemoteProtocolError, Role, s3p
     from s3p_codec.s3p.commands import CommandParser
+    from s3p_codec.s3p.version import RULES, Version
     from s3p_codec.s3p.wire import ErrorString, Malformed, WireBuffer, WireReader
 
 # hiredis, the oracle of RESP framing, is not instrumented: it is not ours.
@@ -37,6 +40,15 @@ _PENDING: tuple[s3p.Request, ...] = (
     s3p.Create(b"s"),
     s3p.Trim(b"s", s3p.Timestamp(1, 0)),
 )
+_PENDING_V020: tuple[s3p.Request, ...] = (
+    s3p.Read(b"s"),
+    s3p.Append(b"s", (b"r",), id=5),
+    s3p.Delete(b"s"),
+    s3p.Read(b"s", count=2, min_id=s3p.Timestamp(1, 0)),
+    s3p.Create(b"s"),
+    s3p.Trim(b"s", min_id=s3p.Timestamp(1, 0)),
+)
+_VERSIONS = ("0.1.0", "0.2.0")
 _SMALL = s3p.Limits(max_stream_name=8, max_record_size=64, max_append_size=128, max_count=4,
                     default_count=2, max_records_per_append=4, max_block_ms=10)  # fmt: skip
 
@@ -50,16 +62,17 @@ def _step(selector: int, data: bytes) -> int:
     return max(1, len(data)) if selector & 0x40 else (selector >> 2) % 17 + 1
 
 
-def _connection(role: Role, selector: int) -> s3p.Connection:
-    conn = s3p.Connection(role, _limits(selector))
+def _connection(role: Role, selector: int, version: str) -> s3p.Connection:
+    conn = s3p.Connection(role, _limits(selector), version=version)
+    pending = _PENDING if version == "0.1.0" else _PENDING_V020
     if role is Role.CLIENT:
         for index in range(selector % 7 + 1 + (selector & 0x40) // 2):
-            conn.send(_PENDING[(selector + index) % len(_PENDING)])
+            conn.send(pending[(selector + index) % len(pending)])
     return conn
 
 
-def _feed(role: Role, selector: int, data: bytes) -> list[s3p.Event]:
-    conn = _connection(role, selector)
+def _feed(role: Role, selector: int, data: bytes, version: str) -> list[s3p.Event]:
+    conn = _connection(role, selector, version)
     step = _step(selector, data)
     got: list[s3p.Event] = []
     try:
@@ -83,22 +96,22 @@ def _feed(role: Role, selector: int, data: bytes) -> list[s3p.Event]:
     return got
 
 
-def _round_trip(selector: int, requests: list[s3p.Event]) -> None:
+def _round_trip(selector: int, requests: list[s3p.Event], version: str) -> None:
     """Every request a server read, a client can send (the validator agrees with the parser),
     and a fresh server reads back the same requests from those bytes."""
     limits = _limits(selector)
-    client = s3p.Connection(Role.CLIENT, limits)
+    client = s3p.Connection(Role.CLIENT, limits, version=version)
     wire = b"".join(client.send(request) for request in requests)
-    server = s3p.Connection(Role.SERVER, limits)
+    server = s3p.Connection(Role.SERVER, limits, version=version)
     server.receive_data(wire)
     again = list(server.events())
     if again != requests:
         raise AssertionError(f"re-sent requests read back differently: {requests!r} {again!r}")
 
 
-def _parse(selector: int, data: bytes, fast: bool) -> list[object]:
+def _parse(selector: int, data: bytes, fast: bool, version: str) -> list[object]:
     buffer = WireBuffer()
-    parser = CommandParser(buffer, _limits(selector))
+    parser = CommandParser(buffer, _limits(selector), RULES[Version(version)])
     parser.fast = fast
     step = _step(selector, data)
     out: list[object] = []
@@ -114,13 +127,15 @@ def _parse(selector: int, data: bytes, fast: bool) -> list[object]:
     return out
 
 
-def _both_paths(selector: int, data: bytes) -> None:
+def _both_paths(selector: int, data: bytes, version: str) -> None:
     """The server's fast path reads exactly what the careful parser reads, or leaves it; and
     every RESP value the generic wire reader reads, hiredis reads the same."""
-    fast, careful = _parse(selector, data, True), _parse(selector, data, False)
+    fast = _parse(selector, data, True, version)
+    careful = _parse(selector, data, False, version)
     if fast != careful:
         raise AssertionError(f"fast path {fast!r} != careful parser {careful!r}")
-    _like_hiredis(data)
+    if version == "0.1.0":  # the framing is the same in both versions: once is enough
+        _like_hiredis(data)
 
 
 _LEADING_ZERO = re.compile(rb"[*$]0[0-9]")
@@ -162,8 +177,8 @@ def _like_hiredis(data: bytes) -> None:
         raise AssertionError(f"hiredis reads {theirs!r}, we read {ours!r}")
 
 
-def _observe(selector: int, data: bytes) -> None:
-    observer = s3p.Observer()
+def _observe(selector: int, data: bytes, version: str) -> None:
+    observer = s3p.Observer(version=None if version == "0.1.0" else version)
     step = max(1, len(data)) if selector & 0x40 else selector % 29 + 1
     for index, at in enumerate(range(0, len(data), step)):
         direction = Direction.CLIENT_TO_SERVER if index % 3 else Direction.SERVER_TO_CLIENT
@@ -179,14 +194,15 @@ def TestOneInput(data: bytes) -> None:
         return
     selector, body = data[0], data[1:]
     target = selector % 4
-    if target == 0:
-        _round_trip(selector, _feed(Role.SERVER, selector, body))
-    elif target == 1:
-        _feed(Role.CLIENT, selector, body)
-    elif target == 2:
-        _observe(selector, body)
-    else:
-        _both_paths(selector, body)
+    for version in _VERSIONS:
+        if target == 0:
+            _round_trip(selector, _feed(Role.SERVER, selector, body, version), version)
+        elif target == 1:
+            _feed(Role.CLIENT, selector, body, version)
+        elif target == 2:
+            _observe(selector, body, version)
+        else:
+            _both_paths(selector, body, version)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,10 @@ records that port, the example client commands below run one after the other, an
 stops. Next to each capture, ``<name>.json`` records the commands run and what each client
 printed, so tests can check that the decoded events are what the clients sent and received.
 
+``s3p_v020.pcap`` is S3P v0.2.0 (the server and client run with ``--s3p-version 0.2.0``): IDs
+given with ``append --id``, ``read --min-id``, and one connection that pipelines past two
+recoverable errors (its ``.json`` step lists the replies read in order).
+
 The captures vary on purpose: ``s3p.pcap`` and ``pravega.pcap`` are plain Ethernet-framed
 loopback captures, ``rustlog.pcap`` is recorded on the ``any`` pseudo-interface (Linux cooked
 headers), ``durable.pcap.gz`` is gzip-compressed, ``s2s.pcap`` carries S2S appends and reads
@@ -95,6 +99,24 @@ def _s2s_client(port: int) -> str:
         for event in conn:
             lines.append(repr(event))
     return "\n".join(lines) + "\n"
+
+
+def _s3p_v020_pipeline(port: int) -> str:
+    """One v0.2.0 connection, pipelined: two recoverable errors, then a READ still answered."""
+    sys.path.insert(0, str(ROOT))
+    from s3p_codec import Role, s3p  # noqa: PLC0415 - only this step needs it
+    from s3p_codec.io.sync import connect  # noqa: PLC0415
+
+    requests = [
+        s3p.Create(b"orders"),  # ERR_STREAM_EXISTS: recoverable in v0.2.0
+        s3p.Append(b"orders", (b"late",), id=1),  # ERR_NON_MONOTONIC_ID: recoverable too
+        s3p.Read(b"orders", count=2, min_id=s3p.Id(0, 0)),
+    ]
+    codec = s3p.Connection(Role.CLIENT, version="0.2.0")
+    with connect(codec, "127.0.0.1", port, timeout=5) as conn:
+        for request in requests:
+            conn.send(request)
+        return "".join(f"{conn.next_event()!r}\n" for _ in requests)
 
 
 S2S_SDK_BATCHES = {
@@ -198,6 +220,8 @@ def _pravega_official(port: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+_S3P_V020 = ["examples.s3p_client", "--s3p-version", "0.2.0"]
+
 PROTOCOLS: dict[str, dict[str, object]] = {
     "s3p": {
         "port": 7500,
@@ -209,6 +233,19 @@ PROTOCOLS: dict[str, dict[str, object]] = {
             ["examples.s3p_client", "read", "orders", "--count", "10"],
             ["examples.s3p_client", "append", "missing", "x"],  # ERR_UNKNOWN_STREAM
             ["examples.s3p_client", "delete", "orders"],
+        ],
+    },
+    "s3p_v020": {
+        "port": 7500,
+        "server": ["examples.s3p_server", "--port", "7500", "--s3p-version", "0.2.0"],
+        "steps": [
+            [*_S3P_V020, "create", "orders"],
+            [*_S3P_V020, "append", "orders", "--id", "1700000001234", "hello", "world"],
+            ([*_S3P_V020, "append", "orders", "--batch", "2"], "a\nb\nc\n"),
+            [*_S3P_V020, "read", "orders", "--min-id", "1700000001234-1", "--count", "10"],
+            _s3p_v020_pipeline,
+            [*_S3P_V020, "trim", "orders", "1700000001234-1"],
+            [*_S3P_V020, "delete", "orders"],
         ],
     },
     "rustlog": {

@@ -1,7 +1,10 @@
 """Which protocol a TCP conversation speaks: a port map ("Decode As") and content sniffing.
 
 The port map works like Wireshark's "Decode As": ``7500=s3p`` says that a conversation with port
-7500 on either side speaks S3P, and that the side owning port 7500 is the server. Where no map
+7500 on either side speaks S3P, and that the side owning port 7500 is the server. S3P has two
+versions and no handshake: ``7500=s3p@0.2.0`` (or ``@0.1.0``) fixes the version; plain ``s3p``
+lets the S3P Observer detect it from the traffic (``ID``/``MIN_ID`` options, traffic after a
+recoverable error), falling back to 0.1.0. Where no map
 entry applies, the first bytes each side sent are sniffed:
 
 - S3P: the client opens with a command array, ``*<n>\\r\\n$<len>\\r\\n<COMMAND>\\r\\n``.
@@ -44,6 +47,8 @@ __all__ = [
 ]
 
 PROTOCOLS = ("s3p", "rustlog", "s2s", "pravega", "durable")
+VERSIONED = {"s3p": ("0.1.0", "0.2.0")}
+"""Protocols whose decode-as spelling may name a version, ``PROTO@VERSION``."""
 DEFAULT_PORTS: Mapping[int, str] = {7500: "s3p", 9092: "rustlog", 12345: "pravega", 4437: "durable"}
 """Fallback ports (the example servers' defaults): S3P 7500, RustLog 9092, Pravega's segment
 store 12345, Durable Streams 4437. S2S has none: it shares HTTP ports, and sniffing finds it."""
@@ -70,7 +75,8 @@ class Verdict:
 
 
 def parse_decode_as(specs: Iterable[str]) -> dict[int, str]:
-    """Parse ``PORT=PROTO`` entries (``7500=s3p``) into a port map; raise ValueError if bad."""
+    """Parse ``PORT=PROTO`` entries (``7500=s3p``, ``7500=s3p@0.2.0``) into a port map; raise
+    ValueError if bad."""
     ports: dict[int, str] = {}
     for spec in specs:
         port_text, sep, proto = spec.partition("=")
@@ -80,8 +86,12 @@ def parse_decode_as(specs: Iterable[str]) -> dict[int, str]:
         port = int(port_text)
         if not 0 < port < 65536:
             raise ValueError(f"port out of range in {spec!r}")
-        if proto not in PROTOCOLS:
+        name, at, version = proto.partition("@")
+        if name not in PROTOCOLS:
             raise ValueError(f"unknown protocol {proto!r} in {spec!r}; use one of {PROTOCOLS}")
+        if at and version not in VERSIONED.get(name, ()):
+            known = VERSIONED.get(name, ())
+            raise ValueError(f"unknown version {version!r} in {spec!r}; {name} has {known}")
         ports[port] = proto
     return ports
 

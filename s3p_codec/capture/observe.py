@@ -73,9 +73,11 @@ HTTP direction is fed as is and decodes from the first message that starts clean
 
 
 def default_observer(protocol: str) -> Observer[Any]:
-    """A fresh ``Observer`` of a protocol package, through its public API only."""
-    module = getattr(s3p_codec, protocol)
-    observer: Observer[Any] = module.Observer()
+    """A fresh ``Observer`` of a protocol package, through its public API only
+    (``s3p@0.2.0``: the S3P Observer of that version)."""
+    name, _, version = protocol.partition("@")
+    module = getattr(s3p_codec, name)
+    observer: Observer[Any] = module.Observer(version=version) if version else module.Observer()
     return observer
 
 
@@ -218,7 +220,7 @@ class FlowDecoder:
                         break
                 client = client or first
         self.decided = True
-        self.protocol = protocol
+        self.protocol = None if protocol is None else protocol.partition("@")[0]
         self.client = client
         if protocol is not None:
             try:

@@ -1,4 +1,4 @@
-"""S3P v0.1.0 (Simple Stream Serialization Protocol): a sans-IO codec for both roles.
+"""S3P v0.1.0 and v0.2.0 (Simple Stream Serialization Protocol): a sans-IO codec, both roles.
 
 ::
 
@@ -9,9 +9,14 @@
     client.receive_data(b"$15\\r\\n1700000001234-0\\r\\n")
     client.next_event()   # AppendReply(timestamp=Timestamp(ms=1700000001234, seq=0))
 
+The version is configuration (S3P has no handshake): ``s3p.Connection(Role.CLIENT,
+version="0.2.0")`` speaks v0.2.0 (``Append(id=...)``, ``Read(min_id=...)``, ``Trim(min_id=...)``,
+recoverable errors); the default is ``"0.1.0"``.
+
 Modules: ``events`` (typed commands, replies, ``Timestamp``, ``ErrorCode``), ``limits``,
 ``wire`` (framing), ``commands`` and ``replies`` (the schema of each), ``connection`` (the state
-machine), ``observer`` (passive decoding of both directions, for captures).
+machine), ``observer`` (passive decoding of both directions, for captures), ``version``
+(what differs between the versions).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from s3p_codec.s3p.events import (
     ErrorCode,
     ErrorReply,
     Event,
+    Id,
     Ok,
     Read,
     ReadReply,
@@ -36,6 +42,7 @@ from s3p_codec.s3p.events import (
 )
 from s3p_codec.s3p.limits import Limits
 from s3p_codec.s3p.observer import Observer
+from s3p_codec.s3p.version import Version
 
 __all__ = [
     "Append",
@@ -47,6 +54,7 @@ __all__ = [
     "ErrorCode",
     "ErrorReply",
     "Event",
+    "Id",
     "Limits",
     "Observer",
     "Ok",
@@ -57,4 +65,5 @@ __all__ = [
     "Timestamp",
     "TimestampStrategy",
     "Trim",
+    "Version",
 ]

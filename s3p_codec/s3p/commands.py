@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from s3p_codec._core import LocalProtocolError
 from s3p_codec.s3p.events import (
+    MAX_U64,
     Append,
     Create,
     Delete,
@@ -39,7 +40,8 @@ from s3p_codec.s3p.events import (
 )
 from s3p_codec.s3p.fast_commands import scan_command
 from s3p_codec.s3p.limits import MAX_OPTION_ELEMENTS, MAX_OPTION_SIZE, Limits
-from s3p_codec.s3p.schema import ARITY, COMMAND_NAMES, KNOWN_OPTIONS, build_request, quote
+from s3p_codec.s3p.schema import ARITY, COMMAND_NAMES, build_request, quote
+from s3p_codec.s3p.version import RULES, Rules, Version
 from s3p_codec.s3p.wire import (
     ARRAY,
     BULK,
@@ -53,6 +55,7 @@ from s3p_codec.s3p.wire import (
 __all__ = ["COMMAND_NAMES", "CommandParser", "encode_request", "validate_request"]
 
 _NAME, _STREAM, _OPTIONS, _RECORDS = range(4)
+_V010 = RULES[Version.V0_1_0]
 
 
 class CommandParser:
@@ -61,9 +64,10 @@ class CommandParser:
     fast = True
     """Try ``fast_commands.scan_command`` at each command start (tests compare both paths)."""
 
-    def __init__(self, buffer: WireBuffer, limits: Limits) -> None:
+    def __init__(self, buffer: WireBuffer, limits: Limits, rules: Rules = _V010) -> None:
         self.buffer = buffer
         self.limits = limits
+        self.rules = rules
         self.start = 0  # absolute offset where the command being read began
         self._reset()
 
@@ -90,7 +94,11 @@ class CommandParser:
         if self._arity < 0 and self.fast:
             data = buf.data
             pos = buf.pos
-            found = scan_command(data, pos, self.limits)
+            rules = self.rules
+            if rules is _V010:
+                found = scan_command(data, pos, self.limits)
+            else:
+                found = scan_command(data, pos, self.limits, rules)
             if found is not None:
                 request, end = found
                 self.start = buf.base + pos
@@ -148,9 +156,11 @@ class CommandParser:
                 raise bad_format("the stream name MUST be a Bulk String")
             assert isinstance(arg, int)
             if not 1 <= arg <= self.limits.max_stream_name:
-                # "Servers MUST return ERR_BAD_FORMAT for stream name length violations."
-                raise bad_format(
-                    f"name length {arg} not in range [1, {self.limits.max_stream_name}]"
+                # v0.1.0: "Servers MUST return ERR_BAD_FORMAT for stream name length
+                # violations"; v0.2.0 makes them ERR_LIMITS.
+                raise Malformed(
+                    self.rules.name_length_code,
+                    f"name length {arg} not in range [1, {self.limits.max_stream_name}]",
                 )
             self._bulk = arg
         elif index == _OPTIONS:
@@ -195,7 +205,9 @@ class CommandParser:
                 arity = ARITY.get(name)
                 if arity is None:
                     raise bad_format(f"unknown command {quote(value)}")
-                if self._arity != arity and not (name == b"DELETE" and self._arity == 2):
+                if self._arity != arity and not (
+                    name == b"DELETE" and self._arity in self.rules.delete_arities
+                ):
                     raise bad_format(f"{name.decode()} takes {arity} elements, got {self._arity}")
                 self._name = name
             else:
@@ -205,7 +217,7 @@ class CommandParser:
         if self._index == _OPTIONS:
             if self._key is None:
                 key = value.upper()  # "Servers MUST match ... option keys case-insensitively"
-                if key not in KNOWN_OPTIONS[self._name]:
+                if key not in self.rules.options[self._name]:
                     raise bad_format(f"unknown option {quote(value)}")
                 self._key = key
             else:
@@ -247,7 +259,7 @@ class CommandParser:
 
     def _build(self) -> Request:
         return build_request(
-            self._name, self._stream, self._options, tuple(self._records), self.limits
+            self._name, self._stream, self._options, tuple(self._records), self.limits, self.rules
         )
 
 
@@ -271,7 +283,7 @@ def _check_timestamp(stamp: object, what: str) -> Timestamp:
     return stamp
 
 
-def _check_append(event: Append, limits: Limits) -> None:
+def _check_append(event: Append, limits: Limits, rules: Rules) -> None:
     records = event.records
     if not isinstance(records, tuple) or not records:
         raise _fail("records MUST contain at least 1 element (a non-empty tuple of bytes)")
@@ -294,33 +306,86 @@ def _check_append(event: Append, limits: Limits) -> None:
         raise _fail(f"APPEND of {total} bytes exceeds {limits.max_append_size}", ErrorCode.LIMITS)
     if event.timestamp is not None:
         _check_timestamp(event.timestamp, "timestamp")
+    if event.id is not None:
+        ms = event.id
+        if type(ms) is not int or not 0 <= ms <= MAX_U64:
+            raise _fail(f"id must be an unsigned 64-bit int (the <ms> of the ID), got {ms!r}")
 
 
-def _check_read(event: Read, limits: Limits) -> None:
+def _check_read(event: Read, limits: Limits, rules: Rules) -> None:
     count, block = event.count, event.block_ms
     if count is not None:
-        if type(count) is not int or count < 1:
+        if type(count) is not int:
             raise _fail(f"COUNT must be an int in [1, {limits.max_count}], got {count!r}")
+        if count < 1:  # v0.2.0: "COUNT < 1 is ERR_LIMITS"
+            code = rules.count_zero_code
+            raise _fail(f"COUNT must be in [1, {limits.max_count}], got {count}", code)
         if count > limits.max_count:
             raise _fail(f"COUNT {count} exceeds {limits.max_count}", ErrorCode.LIMITS)
     if block is not None:
-        if type(block) is not int or block < 0:
+        if type(block) is not int:
             raise _fail(f"BLOCK must be a non-negative int, got {block!r}")
+        if block < 0:  # v0.2.0: "BLOCK < 0 is ERR_LIMITS"
+            raise _fail(f"BLOCK must be non-negative, got {block}", rules.count_zero_code)
         if block > limits.max_block_ms:
             raise _fail(f"BLOCK {block} exceeds {limits.max_block_ms}", ErrorCode.LIMITS)
     if event.min_timestamp is not None:
         _check_timestamp(event.min_timestamp, "min_timestamp")
+    if event.min_id is not None:
+        _check_timestamp(event.min_id, "min_id")
 
 
-def validate_request(event: Request, limits: Limits) -> None:
-    """Raise ``LocalProtocolError`` if a user-built request breaks the spec or the limits."""
+_FIELD_OPTIONS = {
+    (Create, "timestamp_strategy"): b"TIMESTAMP_STRATEGY",
+    (Append, "timestamp"): b"TIMESTAMP",
+    (Append, "id"): b"ID",
+    (Read, "min_timestamp"): b"MIN_TIMESTAMP",
+    (Read, "min_id"): b"MIN_ID",
+    (Trim, "until"): b"UNTIL",
+    (Trim, "min_id"): b"MIN_ID",
+}
+"""The fields that only one version has, and the option each one becomes."""
+
+
+_foreign: dict[tuple[Version | None, type], tuple[tuple[str, bytes], ...]] = {}
+
+
+def _check_version(event: Request, rules: Rules) -> None:
+    """A field whose option the configured version does not define must be None."""
+    kind = type(event)
+    key = (rules.version, kind)
+    foreign = _foreign.get(key)
+    if foreign is None:
+        known = rules.options[kind.__name__.upper().encode()]
+        foreign = tuple(
+            (field, option)
+            for (owner, field), option in _FIELD_OPTIONS.items()
+            if owner is kind and option not in known
+        )
+        _foreign[key] = foreign
+    for field, option in foreign:
+        if getattr(event, field) is not None:
+            raise _fail(
+                f"{kind.__name__}.{field} is not part of S3P v{rules.version}"
+                f" (it has no {option.decode()} option)"
+            )
+
+
+def validate_request(event: Request, limits: Limits, rules: Rules = _V010) -> None:
+    """Raise ``LocalProtocolError`` if a user-built request breaks the spec or the limits.
+
+    ``rules`` is the version's: a field of the other version must be left None.
+    """
     _check_stream(event.stream, limits)
+    if type(event) is not Delete:
+        _check_version(event, rules)
     if isinstance(event, Append):
-        _check_append(event, limits)
+        _check_append(event, limits, rules)
     elif isinstance(event, Read):
-        _check_read(event, limits)
+        _check_read(event, limits, rules)
     elif isinstance(event, Trim):
-        _check_timestamp(event.until, "until")
+        bound = event.until if rules.version is Version.V0_1_0 else event.min_id
+        _check_timestamp(bound, "until" if rules.version is Version.V0_1_0 else "min_id")
     elif isinstance(event, Create):
         strategy = event.timestamp_strategy
         if strategy is not None and not isinstance(strategy, TimestampStrategy):
@@ -339,7 +404,11 @@ def _options(*pairs: tuple[bytes, bytes | None]) -> bytes:
 def _encode_append(event: Append) -> bytes:
     stamp = None if event.timestamp is None else bytes(event.timestamp)
     head = b"*4\r\n$6\r\nAPPEND\r\n" + encode_bulk(event.stream)
-    parts = [head, _options((b"TIMESTAMP", stamp)), b"*%d\r\n" % len(event.records)]
+    if event.id is None:
+        options = _options((b"TIMESTAMP", stamp))
+    else:
+        options = _options((b"TIMESTAMP", stamp), (b"ID", b"%d" % event.id))
+    parts = [head, options, b"*%d\r\n" % len(event.records)]
     parts.extend(b"$%d\r\n%s\r\n" % (len(record), record) for record in event.records)
     return b"".join(parts)
 
@@ -348,7 +417,10 @@ def _encode_read(event: Read) -> bytes:
     count = None if event.count is None else b"%d" % event.count
     block = None if event.block_ms is None else b"%d" % event.block_ms
     after = None if event.min_timestamp is None else bytes(event.min_timestamp)
-    options = _options((b"COUNT", count), (b"BLOCK", block), (b"MIN_TIMESTAMP", after))
+    start = None if event.min_id is None else bytes(event.min_id)
+    options = _options(
+        (b"COUNT", count), (b"BLOCK", block), (b"MIN_TIMESTAMP", after), (b"MIN_ID", start)
+    )
     return b"*3\r\n$4\r\nREAD\r\n" + encode_bulk(event.stream) + options
 
 
@@ -360,7 +432,9 @@ def _encode_create(event: Create) -> bytes:
 
 
 def _encode_trim(event: Trim) -> bytes:
-    options = _options((b"UNTIL", bytes(event.until)))
+    until = None if event.until is None else bytes(event.until)
+    start = None if event.min_id is None else bytes(event.min_id)
+    options = _options((b"UNTIL", until), (b"MIN_ID", start))
     return b"*3\r\n$4\r\nTRIM\r\n" + encode_bulk(event.stream) + options
 
 
@@ -377,11 +451,13 @@ _ENCODERS: dict[type, Callable[[Request], bytes]] = {
 }
 
 
-def encode_request(event: Request, limits: Limits, *, validate: bool = True) -> bytes:
+def encode_request(
+    event: Request, limits: Limits, *, validate: bool = True, rules: Rules = _V010
+) -> bytes:
     """The wire bytes of a request (command names upper-case, options in a fixed order)."""
     encoder = _ENCODERS.get(type(event))
     if encoder is None:
         raise _fail(f"not an S3P request: {event!r}")
     if validate:
-        validate_request(event, limits)
+        validate_request(event, limits, rules)
     return encoder(event)

@@ -1,4 +1,5 @@
-"""The S3P state machine for one end of one connection (client or server role).
+"""The S3P state machine for one end of one connection (client or server role), v0.1.0 or
+v0.2.0 (``version=``; S3P has no handshake, so both ends must be configured alike).
 
 Server role: bytes in are commands, events out are ``Create``/``Append``/``Read``/``Trim``/
 ``Delete`` in the order received; ``send`` takes the replies, which must answer the requests in
@@ -11,6 +12,12 @@ the state becomes CLOSED, ``finished`` True, and pipelined requests still buffer
 Client role: ``send`` takes requests and remembers them; bytes in are replies, each typed by the
 request it answers (pipelined, in order). An ``ErrorReply`` ends the connection (the server
 closes after it): the state becomes CLOSED.
+
+v0.2.0 makes some errors recoverable (``ERR_STREAM_EXISTS``, ``ERR_UNKNOWN_STREAM``,
+``ERR_NON_MONOTONIC_ID``): sending one (server) or receiving one (client) answers its request
+and leaves the connection OPEN; pipelined requests behind it are still read and answered in
+order. ``keeps_open(code)`` says which codes do that for the configured version. Errors the
+codec raises for malformed bytes (``ERR_BAD_FORMAT``, ``ERR_LIMITS``) stay fatal in both.
 
 End of stream (``receive_data(b"")``): complete events still come out; a partial frame left then
 raises ``RemoteProtocolError``; otherwise the state is CLOSED and ``next_event`` returns
@@ -45,6 +52,7 @@ from s3p_codec.s3p.events import (
 )
 from s3p_codec.s3p.limits import Limits
 from s3p_codec.s3p.replies import ReplyParser, encode_reply, validate_error, validate_reply
+from s3p_codec.s3p.version import Version, rules_for
 from s3p_codec.s3p.wire import Malformed, WireBuffer, is_text
 
 __all__ = ["Connection", "ConnectionState"]
@@ -76,10 +84,15 @@ _OPEN = ConnectionState.OPEN
 class Connection:
     """One end of an S3P connection; see the module docstring for the rules it keeps."""
 
-    def __init__(self, role: Role, limits: Limits | None = None) -> None:
+    def __init__(
+        self, role: Role, limits: Limits | None = None, *, version: str | Version = "0.1.0"
+    ) -> None:
+        """``version`` is ``"0.1.0"`` (default) or ``"0.2.0"``; ValueError for anything else."""
         if not isinstance(role, Role):
             raise TypeError(f"role must be a Role, got {role!r}")
         self._role = role
+        self.rules = rules_for(version)
+        self.version = Version(version)
         self.limits = Limits() if limits is None else limits
         self._state = ConnectionState.OPEN
         self._buffer = WireBuffer()
@@ -88,8 +101,9 @@ class Connection:
         self._error_replied = False
         # Client: requests sent and not answered. Server: requests read and not answered.
         self._pending: deque[Request] = deque()
-        self._commands = CommandParser(self._buffer, self.limits) if role is Role.SERVER else None
-        self._replies = ReplyParser(self._buffer, self.limits) if role is Role.CLIENT else None
+        server = role is Role.SERVER
+        self._commands = CommandParser(self._buffer, self.limits, self.rules) if server else None
+        self._replies = ReplyParser(self._buffer, self.limits, self.rules) if not server else None
 
     def __repr__(self) -> str:
         return (
@@ -109,6 +123,11 @@ class Connection:
     def pending(self) -> int:
         """Requests awaiting a reply (client: sent; server: received and not yet answered)."""
         return len(self._pending)
+
+    def keeps_open(self, code: ErrorCode) -> bool:
+        """True if an Error reply with ``code`` leaves the connection open in this version
+        (v0.2.0's recoverable errors); False if the server closes after it."""
+        return self.rules.keeps_open(code)
 
     @property
     def finished(self) -> bool:
@@ -139,7 +158,7 @@ class Connection:
             raise LocalProtocolError(
                 f"cannot send on a {self._state.name} connection", code=ErrorCode.BAD_FORMAT
             )
-        data = encode_request(event, self.limits)
+        data = encode_request(event, self.limits, rules=self.rules)
         self._pending.append(event)
         return data
 
@@ -155,7 +174,7 @@ class Connection:
                     "after a protocol error only one ErrorReply may be sent",
                     code=ErrorCode.BAD_FORMAT,
                 )
-            validate_error(event)
+            validate_error(event, self.rules)
             # "After sending any Error reply, servers MUST close the connection immediately."
             self._error_replied = True
             self._state = ConnectionState.CLOSED
@@ -167,9 +186,9 @@ class Connection:
                 else "the connection is closed: an Error reply was sent",
                 code=ErrorCode.BAD_FORMAT,
             )
-        validate_reply(event, self._pending[0], self.limits)
+        validate_reply(event, self._pending[0], self.limits, self.rules)
         self._pending.popleft()
-        if isinstance(event, ErrorReply):
+        if isinstance(event, ErrorReply) and not self.rules.keeps_open(event.code):
             # "After sending any Error reply, servers MUST close the connection immediately."
             self._error_replied = True
             self._pending.clear()
@@ -216,7 +235,7 @@ class Connection:
                     reply = self._replies.next_reply(pending[0], pending)
                     if reply is not None:
                         pending.popleft()
-                        if type(reply) is ErrorReply:
+                        if type(reply) is ErrorReply and not self.rules.keeps_open(reply.code):
                             # The server closes after any Error; pipelined replies are lost.
                             pending.clear()
                             self._state = ConnectionState.CLOSED

@@ -1,4 +1,11 @@
-"""The typed values of S3P v0.1.0: commands, replies, timestamps and error codes.
+"""The typed values of S3P v0.1.0 and v0.2.0: commands, replies, timestamps/IDs, error codes.
+
+One set of classes serves both versions; the fields a version does not know must be None when
+sent (``LocalProtocolError`` otherwise): v0.1.0 uses ``Create.timestamp_strategy``,
+``Append.timestamp``, ``Read.min_timestamp`` and ``Trim.until``; v0.2.0 uses ``Append.id`` (the
+``ID`` option: the ``<ms>`` part only), ``Read.min_id`` and ``Trim.min_id``. v0.2.0's record IDs
+have the same ``<ms>-<seq>`` form as v0.1.0's timestamps, so both are ``Timestamp`` values
+(``Id`` is another name for it).
 
 Events are immutable. Events built by the parser are already valid and skip re-validation;
 events built by users are validated when they are sent (``Connection.send``), which raises
@@ -26,6 +33,7 @@ __all__ = [
     "ErrorCode",
     "ErrorReply",
     "Event",
+    "Id",
     "Ok",
     "Read",
     "ReadReply",
@@ -51,6 +59,8 @@ class ErrorCode(enum.StrEnum):
     """Operation references a stream that does not exist."""
     LIMITS = "ERR_LIMITS"
     """Request exceeds server-configured limits (record size, record count, COUNT/BLOCK)."""
+    NON_MONOTONIC_ID = "ERR_NON_MONOTONIC_ID"
+    """v0.2.0 only: an APPEND ``ID`` lower than the stream's last ID (recoverable)."""
 
 
 class TimestampStrategy(enum.StrEnum):
@@ -92,6 +102,9 @@ class Timestamp(NamedTuple):
         return type(ms) is int and type(seq) is int and 0 <= ms <= MAX_U64 and 0 <= seq <= MAX_U64
 
 
+Id = Timestamp
+"""v0.2.0 calls a record's ``<ms>-<seq>`` an ID; it is the same value as a v0.1.0 timestamp."""
+
 _new_timestamp = tuple.__new__
 
 
@@ -120,29 +133,38 @@ class Create:
 
 @attrs.frozen(slots=True)
 class Append:
-    """APPEND one or more records; ``timestamp`` is required iff the stream uses CLIENT."""
+    """APPEND one or more records.
+
+    v0.1.0: ``timestamp`` is required iff the stream uses CLIENT. v0.2.0: ``id`` is the
+    optional ``ID`` option, the ``<ms>`` of the IDs to assign (the server picks ``<seq>``).
+    """
 
     stream: bytes
     records: tuple[bytes, ...]
     timestamp: Timestamp | None = None
+    id: int | None = None
 
 
 @attrs.frozen(slots=True)
 class Read:
-    """READ records newer than ``min_timestamp``; ``None`` leaves an option out."""
+    """READ records after ``min_timestamp`` (v0.1.0, exclusive) or from ``min_id`` (v0.2.0,
+    inclusive); ``None`` leaves an option out."""
 
     stream: bytes
     count: int | None = None
     block_ms: int | None = None
     min_timestamp: Timestamp | None = None
+    min_id: Timestamp | None = None
 
 
 @attrs.frozen(slots=True)
 class Trim:
-    """TRIM records with timestamp strictly less than ``until``."""
+    """TRIM records strictly before ``until`` (v0.1.0, required) or ``min_id`` (v0.2.0,
+    required); the other one stays None."""
 
     stream: bytes
-    until: Timestamp
+    until: Timestamp | None = None
+    min_id: Timestamp | None = None
 
 
 @attrs.frozen(slots=True)
@@ -176,7 +198,8 @@ class ReadReply:
 
 @attrs.frozen(slots=True)
 class ErrorReply:
-    """``-<ERROR_CODE> <message>``; the server closes the connection after sending it."""
+    """``-<ERROR_CODE> <message>``; the server closes the connection after sending it, except
+    after the codes v0.2.0 makes recoverable (see ``version.Rules.recoverable``)."""
 
     code: ErrorCode
     message: str

@@ -30,7 +30,8 @@ from collections.abc import Callable
 
 from s3p_codec.s3p.events import Append, Request
 from s3p_codec.s3p.limits import MAX_HEADER_LINE, MAX_OPTION_ELEMENTS, MAX_OPTION_SIZE, Limits
-from s3p_codec.s3p.schema import KNOWN_OPTIONS, build_request
+from s3p_codec.s3p.schema import build_request
+from s3p_codec.s3p.version import RULES, Rules, Version
 from s3p_codec.s3p.wire import Malformed
 
 __all__ = ["scan_command"]
@@ -63,6 +64,7 @@ _OPTION = re.compile(
 every valid value is made of (numbers, ``<ms>-<seq>``, ``server``/``client``); the lengths
 declared must be those matched, which also keeps both within ``MAX_OPTION_SIZE``."""
 _CRLF = b"\r\n"
+_V010 = RULES[Version.V0_1_0]
 _MAX_PATTERNS = 64
 _findall_cache: dict[int, Callable[..., list[bytes]]] = {}
 _sizes_seen: set[int] = set()
@@ -70,6 +72,7 @@ _new_object = object.__new__
 _set_stream = Append.__dict__["stream"].__set__
 _set_records = Append.__dict__["records"].__set__
 _set_timestamp = Append.__dict__["timestamp"].__set__
+_set_id = Append.__dict__["id"].__set__
 
 
 def _append(stream: bytes, records: tuple[bytes, ...]) -> Append:
@@ -78,10 +81,13 @@ def _append(stream: bytes, records: tuple[bytes, ...]) -> Append:
     _set_stream(event, stream)
     _set_records(event, records)
     _set_timestamp(event, None)
+    _set_id(event, None)
     return event
 
 
-def scan_command(data: bytes | bytearray, pos: int, limits: Limits) -> tuple[Request, int] | None:
+def scan_command(
+    data: bytes | bytearray, pos: int, limits: Limits, rules: Rules = _V010
+) -> tuple[Request, int] | None:
     """The command starting at ``data[pos]`` and the index after it, or None: not this way."""
     head = _HEAD(data, pos)
     if head is None:
@@ -101,7 +107,7 @@ def scan_command(data: bytes | bytearray, pos: int, limits: Limits) -> tuple[Req
         if records is not None:
             options = None
         else:
-            scanned = _scan_options(data, at, KNOWN_OPTIONS[b"APPEND"])
+            scanned = _scan_options(data, at, rules.options[b"APPEND"])
             if scanned is None:
                 return None
             options, at = scanned
@@ -132,7 +138,7 @@ def scan_command(data: bytes | bytearray, pos: int, limits: Limits) -> tuple[Req
         if options is None:
             return _append(stream, payloads), end
         try:
-            return build_request(b"APPEND", stream, options, payloads, limits), end
+            return build_request(b"APPEND", stream, options, payloads, limits, rules), end
         except Malformed:
             return None
     name = _NAMES[which]
@@ -140,12 +146,12 @@ def scan_command(data: bytes | bytearray, pos: int, limits: Limits) -> tuple[Req
         options = {}
         end = at + 4
     else:
-        scanned = _scan_options(data, at, KNOWN_OPTIONS[name])
+        scanned = _scan_options(data, at, rules.options[name])
         if scanned is None:
             return None
         options, end = scanned
     try:
-        return build_request(name, stream, options, (), limits), end
+        return build_request(name, stream, options, (), limits, rules), end
     except Malformed:
         return None
 

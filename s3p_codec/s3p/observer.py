@@ -17,7 +17,22 @@ After a gap or an error, replies can no longer be paired by order alone (request
 were lost), so pairing becomes best-effort: a reply is paired with the oldest pending request
 whose reply has that shape (``+OK`` for CREATE/TRIM/DELETE, a Bulk String for APPEND, an Array
 for READ; an Error answers anything), and older pending requests are taken as lost. A reply for
-which no request is pending is still typed by its shape, with ``pair_id=None``.
+which no request is pending (a capture that began mid-conversation, or lost requests) is still
+typed by its shape, with ``pair_id=None``, and an ``ObservedError`` says so (once, until a
+reply is paired again), so that no reply goes unpaired in silence. Finding the request costs
+O(1) amortised: one queue of pending ids per reply shape, each id entering and leaving it once.
+
+Requests awaiting a reply are bounded (``max_pending``, default ``MAX_PENDING``): a client
+that pipelines more than that without a reply being seen (or replies lost for good) makes the
+Observer forget the oldest; an ``ObservedError`` with code ``ERR_LIMITS`` says so when the bound
+is reached, and the forgotten requests' replies, if they come, are typed by shape, unpaired.
+
+Versions: ``Observer(version="0.1.0" | "0.2.0")`` decodes one version strictly (the capture
+layer's ``--decode-as 7500=s3p@0.2.0``). Without a version the Observer detects it: it accepts
+what either version accepts until the traffic says which one it is (``TIMESTAMP``,
+``MIN_TIMESTAMP``, ``UNTIL`` or ``TIMESTAMP_STRATEGY``: v0.1.0; ``ID`` or
+``MIN_ID`` options, ``ERR_NON_MONOTONIC_ID``, or a reply after a recoverable error: v0.2.0),
+then holds to that version's rules. ``version`` is the version decided, 0.1.0 until then.
 """
 
 from __future__ import annotations
@@ -38,18 +53,28 @@ from s3p_codec.s3p.commands import CommandParser
 from s3p_codec.s3p.connection import remote_error
 from s3p_codec.s3p.events import (
     Append,
+    Create,
     Delete,
     ErrorCode,
     ErrorReply,
     Event,
     Read,
     Request,
+    Trim,
 )
 from s3p_codec.s3p.limits import Limits
-from s3p_codec.s3p.replies import ReplyParser
+from s3p_codec.s3p.replies import ReplyParser, default_floor
+from s3p_codec.s3p.version import DETECT, RULES, Rules, Version, rules_for
 from s3p_codec.s3p.wire import ARRAY, BULK, ERROR, SIMPLE, Malformed, WireBuffer
 
-__all__ = ["Observer"]
+__all__ = ["MAX_PENDING", "Observer"]
+
+MAX_PENDING = 100_000
+"""Requests an Observer keeps awaiting a reply, by default (``Observer(max_pending=...)``).
+
+Each costs its typed request (its records included) for as long as it waits, so the bound keeps
+a capture of a client that pipelines without end (or whose replies were lost) in bounded memory.
+"""
 
 _COMMAND_START = re.compile(rb"\*[234]\r\n\$[4-6]\r\n(?i:CREATE|APPEND|READ|TRIM|DELETE)\r\n")
 _REPLY_START = re.compile(
@@ -65,9 +90,10 @@ _ANY_OK = Delete(b"?")
 class _Side:
     """One direction: its buffer, its parser, and the error being resynchronised, if any."""
 
-    def __init__(self, direction: Direction, limits: Limits) -> None:
+    def __init__(self, direction: Direction, limits: Limits, rules: Rules) -> None:
         self.direction = direction
         self.limits = limits
+        self.rules = rules
         self.closed = False
         self.hunting: tuple[RemoteProtocolError, int] | None = None  # error, start offset
         self.hunt_gap = False  # hunting after a gap: nothing to report when found
@@ -82,9 +108,16 @@ class _Side:
 
     def restart(self) -> None:
         """Forget the frame being parsed; keep the bytes."""
-        self.commands = CommandParser(self.buffer, self.limits)
-        self.replies = ReplyParser(self.buffer, self.limits)
+        self.commands = CommandParser(self.buffer, self.limits, self.rules)
+        self.replies = ReplyParser(self.buffer, self.limits, self.rules)
         self.current: tuple[int | None, Request] | None = None
+
+    def use(self, rules: Rules) -> None:
+        """Hold to ``rules`` from now on (the version was detected)."""
+        self.rules = rules
+        self.commands.rules = rules
+        self.replies.rules = rules
+        self.replies.zero = default_floor(rules)
 
     @property
     def busy(self) -> bool:
@@ -101,18 +134,92 @@ class _Side:
         return self.replies.start
 
 
-class Observer:
-    """Feed both directions of one conversation; get typed events tagged with direction."""
+def _shape(request: Request) -> int:
+    """The type byte of a non-error reply to ``request``."""
+    kind = type(request)
+    if kind is Read:
+        return ARRAY
+    if kind is Append:
+        return BULK
+    return SIMPLE
 
-    def __init__(self, limits: Limits | None = None) -> None:
+
+class Observer:
+    """Feed both directions of one conversation; get typed events tagged with direction.
+
+    ``version``: ``"0.1.0"``, ``"0.2.0"`` or None (detect); ``max_pending``: requests kept
+    awaiting a reply (see ``MAX_PENDING``). ValueError for an unknown version or a bound < 1.
+    """
+
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        version: str | Version | None = None,
+        max_pending: int = MAX_PENDING,
+    ) -> None:
+        if type(max_pending) is not int or max_pending < 1:
+            raise ValueError(f"max_pending must be a positive int, got {max_pending!r}")
         self.limits = Limits() if limits is None else limits
+        self.max_pending = max_pending
+        rules = DETECT if version is None else rules_for(version)
+        self._rules = rules
         self._sides = {
-            direction: _Side(direction, self.limits)
+            direction: _Side(direction, self.limits, rules)
             for direction in (Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT)
         }
         self._pending: deque[tuple[int, Request]] = deque()
+        # The ids of pending requests by the shape of their reply, oldest first; ids of requests
+        # already gone are dropped lazily (they are older than the head of ``_pending``).
+        self._by_shape: dict[int, deque[int]] = {ARRAY: deque(), BULK: deque(), SIMPLE: deque()}
         self._next_id = 0
         self._lenient = False
+        self._overflowing = False  # the pending bound was hit and not yet relieved
+        self._unpaired_said = False  # an unpaired reply was reported since the last pairing
+        self._after_recoverable = False  # the last reply was a recoverable error
+
+    @property
+    def version(self) -> Version:
+        """The version decoded: the one configured or detected, 0.1.0 until detected."""
+        return self._rules.version or Version.V0_1_0
+
+    @property
+    def detected(self) -> bool:
+        """True once the version is known (configured, or seen in the traffic)."""
+        return self._rules.version is not None
+
+    def _decide(self, version: Version) -> None:
+        if self._rules.version is None:
+            self._rules = RULES[version]
+            for side in self._sides.values():
+                side.use(self._rules)
+
+    def _evidence(self, event: Event) -> None:
+        """Learn the version from an event that only one version can hold."""
+        kind = type(event)
+        if kind is Append:
+            assert isinstance(event, Append)
+            if event.id is not None:
+                self._decide(Version.V0_2_0)
+            elif event.timestamp is not None:
+                self._decide(Version.V0_1_0)
+        elif kind is Read:
+            assert isinstance(event, Read)
+            if event.min_id is not None:
+                self._decide(Version.V0_2_0)
+            elif event.min_timestamp is not None:
+                self._decide(Version.V0_1_0)
+        elif kind is Trim:
+            assert isinstance(event, Trim)
+            self._decide(Version.V0_2_0 if event.min_id is not None else Version.V0_1_0)
+        elif kind is Create:
+            assert isinstance(event, Create)
+            if event.timestamp_strategy is not None:
+                self._decide(Version.V0_1_0)
+        elif kind is ErrorReply:
+            assert isinstance(event, ErrorReply)
+            if event.code is ErrorCode.NON_MONOTONIC_ID:
+                self._decide(Version.V0_2_0)
 
     def observe(self, direction: Direction, data: bytes) -> Sequence[ObserverOutput[Event]]:
         """Decode the bytes seen travelling ``direction``."""
@@ -195,14 +302,16 @@ class Observer:
                         return out
                     pair_id = self._next_id
                     self._next_id += 1
-                    self._pending.append((pair_id, request))
                     start = side.commands.start
+                    if self._rules.version is None:
+                        self._evidence(request)
+                    self._remember(pair_id, request, start, out)
                     out.append(Observed(side.direction, request, start, buffer.offset, pair_id))
                 else:
                     observed = self._next_reply(side)
                     if observed is None:
                         return out
-                    out.append(observed)
+                    out.extend(observed)
             except Malformed as problem:
                 parser_start = side.start
                 error = remote_error(problem, side.direction.sender)
@@ -236,17 +345,51 @@ class Observer:
         side.after_gap = side.after_gap and not data  # bytes seen since: no longer right at it
         return None
 
-    def _next_reply(self, side: _Side) -> Observed[Event] | None:
+    def _remember(
+        self, pair_id: int, request: Request, start: int, out: list[ObserverOutput[Event]]
+    ) -> None:
+        """Queue ``request`` for its reply, forgetting the oldest beyond ``max_pending``."""
+        pending = self._pending
+        if len(pending) >= self.max_pending:
+            if not self._overflowing:
+                self._overflowing = True
+                problem = Malformed(
+                    ErrorCode.LIMITS,
+                    f"more than {self.max_pending} requests await a reply (max_pending): the"
+                    " oldest are forgotten, and their replies will be unpaired",
+                )
+                error = remote_error(problem, Direction.CLIENT_TO_SERVER.sender)
+                out.append(ObservedError(Direction.CLIENT_TO_SERVER, error, start, 0, True))
+            self._forget_oldest()
+        elif self._overflowing and len(pending) < self.max_pending // 2:
+            self._overflowing = False
+        pending.append((pair_id, request))
+        self._by_shape[_shape(request)].append(pair_id)
+
+    def _forget_oldest(self) -> None:
+        """Drop the head of the pending queue (answered, lost or forgotten)."""
+        pair_id, request = self._pending.popleft()
+        ids = self._by_shape[_shape(request)]
+        while ids and ids[0] <= pair_id:
+            ids.popleft()
+
+    def _clear_pending(self) -> None:
+        self._pending.clear()
+        for ids in self._by_shape.values():
+            ids.clear()
+
+    def _next_reply(self, side: _Side) -> list[ObserverOutput[Event]] | None:
         buffer = side.buffer
         replies = side.replies
         pending = self._pending
+        said: list[ObserverOutput[Event]] = []
         if side.current is None:
             if not len(buffer):
                 return None
             # At a reply start: choose the request it answers.
             kind = buffer.data[buffer.pos]
-            index = self._choose(kind)
-            if index is None:
+            found = self._choose(kind)
+            if found is None:
                 stand_in: Request = _ANY_OK
                 if kind == ARRAY:
                     stand_in = _ANY_READ
@@ -254,8 +397,6 @@ class Observer:
                     stand_in = _ANY_APPEND
                 side.current = (None, stand_in)
             else:
-                for _ in range(index):
-                    pending.popleft()
                 side.current = pending[0]
         pair_id, request = side.current
         reply = replies.next_reply(request)
@@ -263,25 +404,51 @@ class Observer:
             return None
         side.current = None
         if pair_id is not None and pending and pending[0][0] == pair_id:
-            pending.popleft()
+            self._forget_oldest()
+        if pair_id is None and not self._unpaired_said:
+            self._unpaired_said = True
+            problem = Malformed(
+                ErrorCode.BAD_FORMAT,
+                "a reply with no request seen that it can answer (the capture began"
+                " mid-conversation, or requests were lost): typed by its shape, unpaired",
+            )
+            error = remote_error(problem, side.direction.sender)
+            said.append(ObservedError(side.direction, error, replies.start, 0, True))
+        elif pair_id is not None:
+            self._unpaired_said = False
+        if self._after_recoverable and pair_id is not None and self._rules.version is None:
+            # A request answered after an error answered its own: v0.1.0 would have closed.
+            # Only paired replies count: replies whose requests were not seen say nothing.
+            self._decide(Version.V0_2_0)
+        self._after_recoverable = False
         if isinstance(reply, ErrorReply):
-            pending.clear()  # the server closes after any Error; the rest is never answered
-        return Observed(side.direction, reply, replies.start, buffer.offset, pair_id)
+            if self._rules.version is None:
+                self._evidence(reply)
+            if self._rules.keeps_open(reply.code):
+                self._after_recoverable = pair_id is not None
+            else:
+                self._clear_pending()  # the server closes after this Error: the rest is lost
+        said.append(Observed(side.direction, reply, replies.start, buffer.offset, pair_id))
+        return said
 
     def _choose(self, kind: int) -> int | None:
-        """Index in the pending queue of the request this reply answers, or None."""
+        """The pair id of the request this reply answers (made the head of the pending queue),
+        or None. Before a gap or an error, replies answer requests in order; after one, the
+        oldest request whose reply has this shape, the older ones being taken as lost."""
         pending = self._pending
         if not pending:
             return None
-        if not self._lenient or kind in (ERROR,):
-            return 0
-        for index, (_, request) in enumerate(pending):
-            if isinstance(request, Read):
-                fits = kind == ARRAY
-            elif isinstance(request, Append):
-                fits = kind == BULK
-            else:
-                fits = kind == SIMPLE
-            if fits:
-                return index
-        return None
+        if not self._lenient or kind == ERROR:
+            return pending[0][0]
+        ids = self._by_shape.get(kind)
+        if ids is None:
+            return None
+        oldest = pending[0][0]
+        while ids and ids[0] < oldest:
+            ids.popleft()  # answered or lost already
+        if not ids:
+            return None
+        wanted = ids[0]
+        while pending[0][0] != wanted:
+            self._forget_oldest()
+        return wanted

@@ -47,6 +47,7 @@ from s3p_codec.s3p.events import (
     parse_timestamp,
 )
 from s3p_codec.s3p.limits import MAX_OPTION_SIZE, Limits
+from s3p_codec.s3p.version import RULES, Rules, Version
 from s3p_codec.s3p.wire import (
     ARRAY,
     BULK,
@@ -62,6 +63,9 @@ from s3p_codec.s3p.wire import (
 __all__ = ["ReplyParser", "encode_reply", "parse_error_line", "validate_error", "validate_reply"]
 
 _ZERO = Timestamp(0, 0)
+_BELOW_ZERO = tuple.__new__(Timestamp, (-1, 0))
+"""Below every ID: the exclusive bound that makes v0.2.0's inclusive ``0-0`` default work."""
+_V010 = RULES[Version.V0_1_0]
 _new_object = object.__new__
 _set = object.__setattr__
 
@@ -89,6 +93,26 @@ _BATCH_PAIRS = 320
 """...and records: a larger batch keeps more fresh objects alive at once, and the garbage
 collector's passes over them cost more than the batch saves."""
 _CODES = {code.value.encode(): code for code in ErrorCode}
+
+
+def floor_of(request: Read, zero: Timestamp) -> Timestamp:
+    """The bound every record of the reply to ``request`` must be strictly greater than.
+
+    v0.1.0's MIN_TIMESTAMP is that bound ("strictly greater than this value"); v0.2.0's MIN_ID
+    is inclusive ("greater than or equal"), so its bound is the ID just before it. ``zero`` is
+    the version's bound when neither option was sent (``0-0``, or below it in v0.2.0).
+    """
+    if request.min_id is not None:
+        ms, seq = request.min_id
+        if seq:
+            return tuple.__new__(Timestamp, (ms, seq - 1))
+        return tuple.__new__(Timestamp, (ms - 1, MAX_U64)) if ms else _BELOW_ZERO
+    return request.min_timestamp or zero
+
+
+def default_floor(rules: Rules) -> Timestamp:
+    """READ's bound without MIN_TIMESTAMP/MIN_ID: after ``0-0`` (v0.1.0), from it (v0.2.0)."""
+    return _BELOW_ZERO if rules.min_inclusive else _ZERO
 
 
 def _first_sighting(key: tuple[int, ...]) -> bool:
@@ -218,6 +242,7 @@ def _uniform_batch(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
     upcoming: Iterable[Request],
     max_count: int,
     max_record: int,
+    zero: Timestamp,
 ) -> tuple[list[ReadReply], int] | None:
     """Whole READ replies at ``pos``, one per READ request in a row, if they are uniform.
 
@@ -304,7 +329,8 @@ def _uniform_batch(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
         if pairs > (request.count or max_count):
             break
         part = keys[low:high]
-        if not (stamps[low] > (request.min_timestamp or _ZERO) and all(map(lt, part, part[1:]))):
+        after = request.min_timestamp or zero if request.min_id is None else floor_of(request, zero)
+        if not (stamps[low] > after and all(map(lt, part, part[1:]))):
             break
         reply = _new_object(ReadReply)
         _set(reply, "records", records if n == 1 else records[low:high])
@@ -324,11 +350,11 @@ def _consecutive_reads(request: Read, upcoming: Iterable[Request], most: int) ->
     return reads
 
 
-def parse_error_line(text: bytes | bytearray) -> ErrorReply:
-    """``<ERROR_CODE> <message>``: the code must be one of the spec's canonical codes."""
+def parse_error_line(text: bytes | bytearray, rules: Rules = _V010) -> ErrorReply:
+    """``<ERROR_CODE> <message>``: the code must be one of the version's canonical codes."""
     raw_code, _, message = bytes(text).partition(b" ")
     code = _CODES.get(raw_code)
-    if code is None:
+    if code is None or code not in rules.codes:
         raise bad_format(f"Error reply with an unknown error code: {bytes(text)[:64]!r}")
     return ErrorReply(code, message.decode("ascii"))
 
@@ -336,9 +362,11 @@ def parse_error_line(text: bytes | bytearray) -> ErrorReply:
 class ReplyParser:
     """Turns the server-to-client byte stream into typed replies, given what each answers."""
 
-    def __init__(self, buffer: WireBuffer, limits: Limits) -> None:
+    def __init__(self, buffer: WireBuffer, limits: Limits, rules: Rules = _V010) -> None:
         self.buffer = buffer
         self.limits = limits
+        self.rules = rules
+        self.zero = default_floor(rules)
         self.start = 0
         self._ready: deque[ReadReply] = deque()  # decoded ahead, for the next requests
         # Replies that are not of one shape make the fast paths fail: after a miss, skip them
@@ -385,6 +413,7 @@ class ReplyParser:
                         upcoming,
                         self.limits.max_count,
                         self.limits.max_record_size,
+                        self.zero,
                     )
                     if batch is not None:
                         self._misses = 0
@@ -404,7 +433,7 @@ class ReplyParser:
             kind, arg = header
             if kind == ERROR:
                 assert not isinstance(arg, int)
-                reply: Reply = parse_error_line(arg)
+                reply: Reply = parse_error_line(arg, self.rules)
                 buf.compact()
                 return reply
             if isinstance(request, Read):
@@ -441,8 +470,7 @@ class ReplyParser:
         limit = request.count if request.count is not None else self.limits.max_count
         if count // 2 > limit:
             raise bad_format(f"a READ reply of {count // 2} records; at most {limit} asked for")
-        after = request.min_timestamp
-        self._prev = _ZERO if after is None else after
+        self._prev = floor_of(request, self.zero)
         self._count = count
 
     def _read_body(self) -> ReadReply | None:
@@ -583,14 +611,14 @@ def _fail(message: str, code: ErrorCode = ErrorCode.BAD_FORMAT) -> LocalProtocol
     return LocalProtocolError(message, code=code)
 
 
-def _check_read_reply(reply: ReadReply, request: Read, limits: Limits) -> None:
+def _check_read_reply(reply: ReadReply, request: Read, limits: Limits, rules: Rules) -> None:
     records = reply.records
     if not isinstance(records, tuple):
         raise _fail("ReadReply.records must be a tuple of (Timestamp, bytes) pairs")
     limit = request.count if request.count is not None else limits.default_count
     if len(records) > limit:
         raise _fail(f"READ returns up to COUNT records: {len(records)} > {limit}")
-    prev = request.min_timestamp or _ZERO
+    prev = floor_of(request, default_floor(rules))
     for pair in records:
         if not (isinstance(pair, tuple) and len(pair) == 2):
             raise _fail(f"each READ record is a (Timestamp, bytes) pair, got {pair!r}")
@@ -609,19 +637,21 @@ def _check_read_reply(reply: ReadReply, request: Read, limits: Limits) -> None:
         prev = stamp
 
 
-def validate_error(reply: ErrorReply) -> None:
+def validate_error(reply: ErrorReply, rules: Rules = _V010) -> None:
     """An Error line is "-<ERROR_CODE> <message>": a canonical code, printable ASCII text."""
     if not isinstance(reply.code, ErrorCode):
         raise _fail(f"ErrorReply.code must be an ErrorCode, got {reply.code!r}")
+    if reply.code not in rules.codes:
+        raise _fail(f"{reply.code.value} is not an error code of S3P v{rules.version}")
     message = reply.message
     if not isinstance(message, str) or not is_text(message.encode("utf-8")):
         raise _fail("an Error message is printable ASCII without CR or LF")
 
 
-def validate_reply(reply: Reply, request: Request, limits: Limits) -> None:
+def validate_reply(reply: Reply, request: Request, limits: Limits, rules: Rules = _V010) -> None:
     """Raise ``LocalProtocolError`` unless ``reply`` is a valid answer to ``request``."""
     if isinstance(reply, ErrorReply):
-        validate_error(reply)
+        validate_error(reply, rules)
         return
     expected: type = Ok
     if isinstance(request, Read):
@@ -635,7 +665,7 @@ def validate_reply(reply: Reply, request: Request, limits: Limits) -> None:
         )
     if isinstance(reply, ReadReply):
         assert isinstance(request, Read)
-        _check_read_reply(reply, request, limits)
+        _check_read_reply(reply, request, limits, rules)
     elif isinstance(reply, AppendReply):
         stamp = reply.timestamp
         if not isinstance(stamp, Timestamp) or not stamp.is_valid:

@@ -9,6 +9,7 @@ COUNT and BLOCK against the configured limits) whichever parser read the command
 from __future__ import annotations
 
 from s3p_codec.s3p.events import (
+    MAX_U64,
     Append,
     Create,
     Delete,
@@ -21,21 +22,17 @@ from s3p_codec.s3p.events import (
     parse_timestamp,
 )
 from s3p_codec.s3p.limits import Limits
+from s3p_codec.s3p.version import RULES, Rules, Version
 from s3p_codec.s3p.wire import Malformed, bad_format
 
 __all__ = ["ARITY", "COMMAND_NAMES", "KNOWN_OPTIONS", "build_request", "quote"]
 
 COMMAND_NAMES = (b"CREATE", b"APPEND", b"READ", b"TRIM", b"DELETE")
 ARITY = {b"CREATE": 3, b"APPEND": 4, b"READ": 3, b"TRIM": 3, b"DELETE": 3}
-"""Elements of each command's top-level array (a 2-element DELETE is also accepted)."""
-KNOWN_OPTIONS: dict[bytes, tuple[bytes, ...]] = {
-    b"CREATE": (b"TIMESTAMP_STRATEGY",),
-    b"APPEND": (b"TIMESTAMP",),
-    b"READ": (b"COUNT", b"BLOCK", b"MIN_TIMESTAMP"),
-    b"TRIM": (b"UNTIL",),
-    b"DELETE": (),
-}
-"""Option keys, upper case ("Unknown option keys MUST be rejected")."""
+"""Elements of each command's top-level array (v0.1.0 also accepts a 2-element DELETE)."""
+KNOWN_OPTIONS: dict[bytes, tuple[bytes, ...]] = RULES[Version.V0_1_0].options
+"""v0.1.0's option keys, upper case ("Unknown option keys MUST be rejected"); see ``Rules``."""
+_V010 = RULES[Version.V0_1_0]
 
 
 def quote(raw: bytes) -> str:
@@ -43,35 +40,39 @@ def quote(raw: bytes) -> str:
     return "".join(chr(byte) if 0x20 <= byte <= 0x7E else f"\\x{byte:02x}" for byte in raw)
 
 
-def build_request(
+def build_request(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
     name: bytes,
     stream: bytes,
     options: dict[bytes, bytes],
     records: tuple[bytes, ...],
     limits: Limits,
+    rules: Rules = _V010,
 ) -> Request:
     """The typed request, once its elements are read; raises Malformed for a bad option value.
 
     ``options`` holds the value that won for each key ("the last occurrence's value MUST be
-    used"); ``records`` is empty except for APPEND.
+    used") among the keys ``rules`` knows; ``records`` is empty except for APPEND.
     """
     if name == b"APPEND":
         raw = options.get(b"TIMESTAMP")
         stamp = None if raw is None else _timestamp_option(b"TIMESTAMP", raw)
-        return Append(stream, records, stamp)
+        raw = options.get(b"ID")
+        if raw is None:
+            return Append(stream, records, stamp)
+        return Append(stream, records, stamp, _u64_option(b"ID", raw))
     if name == b"READ":
         count = block = None
         if b"COUNT" in options:
-            count = _number_option(b"COUNT", options[b"COUNT"])
+            count = _number_option(b"COUNT", options[b"COUNT"], rules)
             if count == 0:
-                raise bad_format("COUNT must be in [1, max]; got 0")
+                raise Malformed(rules.count_zero_code, "COUNT must be in [1, max]; got 0")
             if count > limits.max_count:
                 raise Malformed(
                     ErrorCode.LIMITS,
                     f"COUNT greater than server configured limit ({limits.max_count})",
                 )
         if b"BLOCK" in options:
-            block = _number_option(b"BLOCK", options[b"BLOCK"])
+            block = _number_option(b"BLOCK", options[b"BLOCK"], rules)
             if block > limits.max_block_ms:
                 raise Malformed(
                     ErrorCode.LIMITS,
@@ -79,7 +80,10 @@ def build_request(
                 )
         raw = options.get(b"MIN_TIMESTAMP")
         after = None if raw is None else _timestamp_option(b"MIN_TIMESTAMP", raw)
-        return Read(stream, count, block, after)
+        raw = options.get(b"MIN_ID")
+        if raw is None:
+            return Read(stream, count, block, after)
+        return Read(stream, count, block, after, _timestamp_option(b"MIN_ID", raw))
     if name == b"CREATE":
         raw = options.get(b"TIMESTAMP_STRATEGY")
         strategy = None
@@ -91,9 +95,13 @@ def build_request(
         return Create(stream, strategy)
     if name == b"TRIM":
         raw = options.get(b"UNTIL")
-        if raw is None:
-            raise bad_format("TRIM requires the UNTIL option")
-        return Trim(stream, _timestamp_option(b"UNTIL", raw))
+        until = None if raw is None else _timestamp_option(b"UNTIL", raw)
+        raw = options.get(b"MIN_ID")
+        min_id = None if raw is None else _timestamp_option(b"MIN_ID", raw)
+        if until is None and min_id is None:
+            required = " or ".join(key.decode() for key in rules.options[b"TRIM"])
+            raise bad_format(f"TRIM requires the {required} option")
+        return Trim(stream, until, min_id)
     return Delete(stream)
 
 
@@ -104,7 +112,19 @@ def _timestamp_option(key: bytes, raw: bytes) -> Timestamp:
     return stamp
 
 
-def _number_option(key: bytes, raw: bytes) -> int:
+def _u64_option(key: bytes, raw: bytes) -> int:
+    """v0.2.0's APPEND ``ID``: the ``<ms>`` part alone, an unsigned 64-bit decimal."""
+    if not raw.isdigit() or int(raw) > MAX_U64:
+        raise bad_format(
+            f"invalid {key.decode()} value {quote(raw)}: an unsigned 64-bit <ms> is expected"
+        )
+    return int(raw)
+
+
+def _number_option(key: bytes, raw: bytes, rules: Rules) -> int:
     if not raw.isdigit():
+        if rules.version is Version.V0_2_0 and raw[:1] == b"-" and raw[1:].isdigit():
+            # v0.2.0: "COUNT < 1 and BLOCK < 0 are ERR_LIMITS"; a negative number is one.
+            raise Malformed(ErrorCode.LIMITS, f"{key.decode()} {quote(raw)} is below its range")
         raise bad_format(f"invalid {key.decode()} value {quote(raw)}: not a decimal number")
     return int(raw)

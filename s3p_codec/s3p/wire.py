@@ -6,8 +6,14 @@
 - "Servers and clients MUST use CRLF as the only line separator. Implementations MUST NOT accept
   or emit LF-only or CR-only separators."
 - Numbers are ASCII decimal digits only: no sign, no space, not empty; ``$-1``/``*-1`` (RESP
-  nulls) are ``ERR_BAD_FORMAT``. A header line is at most 21 bytes, so ``$99999999999`` is read
-  whole and rejected against the limit before a byte of payload is waited for.
+  nulls) are ``ERR_BAD_FORMAT``.
+- Errors are eager: a line that can no longer become valid (an LF without CR before it, a CR
+  followed by another byte, a non-digit after ``$``/``*``) is refused as soon as it is seen,
+  not when the line bound is reached, so a peer typing LF-only lines gets an error, not a hang.
+  This is the same verdict as when the line completes (section 3 forbids LF-only and CR-only
+  separators in both versions, section 15 non-decimal lengths), only sooner.
+- A header line is at most 21 bytes, so ``$99999999999`` is read whole and rejected against
+  the limit before a byte of payload is waited for.
 
 ``WireBuffer`` plays the part of ``_core.ReceiveBuffer`` with an interface the hot loops can
 index directly: the READ-reply path matches whole replies with one regex call on the buffer,
@@ -218,9 +224,17 @@ class WireBuffer:
         """One CRLF-terminated line without its CRLF, or None; Malformed past ``bound`` bytes."""
         data = self.data
         start = self.pos
-        end = data.find(CRLF, max(start, self.scan))
+        begin = max(start, self.scan)
+        end = data.find(CRLF, begin)
         if end < 0:
             size = len(data)
+            # Eager: an LF here has no CR before it, and a CR before the last byte is followed
+            # by something else; neither line can become valid ("MUST NOT accept LF-only or
+            # CR-only separators"), so say so now instead of waiting for the line bound.
+            if data.find(b"\n", begin, size) >= 0:
+                raise bad_format("LF without CR: CRLF is the only line separator")
+            if data.find(b"\r", begin, size - 1) >= 0:
+                raise bad_format("CR without LF: CRLF is the only line separator")
             # A trailing CR may begin the terminator; never search those bytes again.
             self.scan = size - 1 if size > start else start
             self.want = size + 1
@@ -244,9 +258,16 @@ class WireBuffer:
         kind = data[pos]
         if kind in (BULK, ARRAY):
             line = self.read_line(MAX_HEADER_LINE)
-            if line is None:
-                return None
             what = "bulk string length" if kind == BULK else "array length"
+            if line is None:
+                # Eager: a non-digit after "$"/"*" can never become a length (read_line keeps
+                # an incomplete header line within 22 bytes, so this looks at few bytes).
+                digits = data[pos + 1 :]
+                if digits[-1:] == b"\r":
+                    digits = digits[:-1]
+                if digits and not digits.isdigit():
+                    parse_number(digits, what)
+                return None
             return kind, parse_number(line[1:], what)
         if kind in (SIMPLE, ERROR):
             line = self.read_line(MAX_TEXT_LINE)

@@ -1,4 +1,5 @@
-"""``s3p-codec fuzz PROTOCOL HOST:PORT [--seconds N] [--seed S] [--allow-remote]``.
+"""``s3p-codec fuzz PROTOCOL HOST:PORT [--seconds N] [--seed S] [--allow-remote]
+[--s3p-version 0.1.0|0.2.0]``.
 
 Drives ``live.fuzz`` at a running server, prints the readable summary and writes it with the
 JSON report (``--report PATH``, default ``fuzz-report-<protocol>.json``, and the same name with
@@ -24,9 +25,13 @@ __all__ = ["PROTOCOLS", "make_target", "parse_address", "register", "run"]
 PROTOCOLS = ("s3p", "rustlog", "s2s", "pravega", "durable")
 
 
-def make_target(protocol: str) -> Target:
-    """The ``Target`` of ``s3p_codec.testing.<protocol>`` with its default limits."""
+def make_target(protocol: str, s3p_version: str | None = None) -> Target:
+    """The ``Target`` of ``s3p_codec.testing.<protocol>`` with its default limits
+    (``s3p_version``: the S3P version of the server under test; S3P only)."""
     module = importlib.import_module(f"s3p_codec.testing.{protocol}")
+    if protocol == "s3p" and s3p_version is not None:
+        versioned: Target = module.Target(version=s3p_version)
+        return versioned
     target: Target = module.Target()
     return target
 
@@ -65,6 +70,11 @@ def register(sub: Any) -> None:
     parser.add_argument("--timeout", type=float, default=2.0, help="per-answer time-out (2 s)")
     parser.add_argument("--report", metavar="PATH", help="JSON report path")
     parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback address")
+    parser.add_argument(
+        "--s3p-version",
+        choices=("0.1.0", "0.2.0"),
+        help="the S3P version the server speaks (0.1.0); S3P has no handshake",
+    )
     parser.set_defaults(handler=lambda args: run(parser, args))
 
 
@@ -83,7 +93,7 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.seconds <= 0 or args.timeout <= 0:
         parser.error("--seconds and --timeout must be positive")
     report = live.fuzz(
-        make_target(args.protocol),
+        make_target(args.protocol, args.s3p_version),
         host,
         port,
         seconds=args.seconds,

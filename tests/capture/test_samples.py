@@ -22,8 +22,9 @@ from s3p_codec.capture.observe import FlowTable
 
 CAPTURES = Path(__file__).resolve().parents[2] / "examples" / "captures"
 SAMPLES = sorted(p for p in CAPTURES.iterdir() if ".pcap" in p.name)
-PROTOCOL_OF = {  # s2s_h2: S2S; pravega_official: Pravega
-    p: p.name.split(".")[0].removesuffix("_h2").removesuffix("_official") for p in SAMPLES
+PROTOCOL_OF = {  # s2s_h2: S2S over HTTP/2; pravega_official: Pravega; s3p_v020: S3P v0.2.0
+    p: p.name.split(".")[0].removesuffix("_h2").removesuffix("_official").removesuffix("_v020")
+    for p in SAMPLES
 }
 
 

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for S3P events and wire values (valid by construction)."""
+"""Hypothesis strategies for S3P events and wire values (valid by construction), per version."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ from s3p_codec.s3p import (
     Trim,
 )
 from s3p_codec.s3p.events import MAX_U64
+from s3p_codec.s3p.replies import default_floor, floor_of
+from s3p_codec.s3p.version import RULES, Version
 from s3p_codec.s3p.wire import ErrorString, SimpleString, WireValue
 
 names = st.binary(min_size=1, max_size=24)
@@ -45,8 +47,32 @@ requests: st.SearchStrategy[Request] = st.one_of(
     st.builds(Delete, names),
 )
 
+requests_v020: st.SearchStrategy[Request] = st.one_of(
+    st.builds(Create, names),
+    st.builds(
+        Append,
+        names,
+        st.lists(payloads, min_size=1, max_size=5).map(tuple),
+        st.none(),
+        st.none() | u64,
+    ),
+    st.builds(
+        Read,
+        names,
+        st.none() | st.integers(1, 10_000),
+        st.none() | st.integers(0, 30_000),
+        st.none(),
+        maybe_timestamps,
+    ),
+    st.builds(Trim, names, st.none(), timestamps),
+    st.builds(Delete, names),
+)
+"""v0.2.0 requests: ``ID``, ``MIN_ID``, no ``TIMESTAMP_STRATEGY``."""
+
 messages = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=40)
-error_replies = st.builds(ErrorReply, st.sampled_from(ErrorCode), messages)
+V010_CODES = sorted(RULES[Version.V0_1_0].codes)
+error_replies = st.builds(ErrorReply, st.sampled_from(V010_CODES), messages)
+error_replies_v020 = st.builds(ErrorReply, st.sampled_from(ErrorCode), messages)
 
 
 @st.composite
@@ -56,22 +82,31 @@ def reply_for(draw: st.DrawFn, request: Request) -> Reply:
         return AppendReply(draw(timestamps))
     if isinstance(request, Read):
         limit = min(request.count or 100, 6)
-        after = request.min_timestamp or Timestamp(0, 0)
+        zero = default_floor(RULES[Version.V0_2_0 if request.min_id else Version.V0_1_0])
+        after = floor_of(request, zero)
         if after == Timestamp(MAX_U64, MAX_U64):
             return ReadReply(())
-        stamps = draw(st.lists(timestamps, max_size=limit, unique=True))
+        near = st.builds(Timestamp, st.just(max(after.ms, 0)), st.integers(0, 3))
+        stamps = draw(st.lists(timestamps | near, max_size=limit, unique=True))
         stamps = sorted(s for s in stamps if s > after)
         return ReadReply(tuple((s, draw(payloads)) for s in stamps))
     return Ok()
 
 
 @st.composite
-def conversations(draw: st.DrawFn) -> list[tuple[Request, Reply]]:
-    """Pipelined requests, each with a valid reply; the last reply may be an Error."""
-    asked = draw(st.lists(requests, min_size=1, max_size=6))
+def conversations(draw: st.DrawFn, version: str = "0.1.0") -> list[tuple[Request, Reply]]:
+    """Pipelined requests, each with a valid reply; the last reply may be an Error (v0.1.0
+    closes after any), and in v0.2.0 any reply may be a recoverable Error."""
+    v020 = version == "0.2.0"
+    asked = draw(st.lists(requests_v020 if v020 else requests, min_size=1, max_size=6))
     answers: list[Reply] = [draw(reply_for(request)) for request in asked]
+    if v020:
+        recoverable = sorted(RULES[Version.V0_2_0].recoverable)
+        for index in range(len(answers) - 1):
+            if draw(st.integers(0, 3)) == 0:
+                answers[index] = ErrorReply(draw(st.sampled_from(recoverable)), draw(messages))
     if draw(st.booleans()):
-        answers[-1] = draw(error_replies)
+        answers[-1] = draw(error_replies_v020 if v020 else error_replies)
     return list(zip(asked, answers, strict=True))
 
 

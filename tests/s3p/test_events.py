@@ -73,6 +73,7 @@ def test_error_codes_are_the_spec_strings() -> None:
         "ERR_STREAM_EXISTS",
         "ERR_UNKNOWN_STREAM",
         "ERR_LIMITS",
+        "ERR_NON_MONOTONIC_ID",  # v0.2.0 only: refused on the wire by a v0.1.0 connection
     ]
     assert ErrorCode.LIMITS == "ERR_LIMITS"
     assert [s.value for s in TimestampStrategy] == ["server", "client"]

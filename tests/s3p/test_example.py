@@ -103,3 +103,29 @@ def test_stream_exists_unknown_stream_trim_and_delete() -> None:
     reply = store.handle(Delete(b"s"))
     assert isinstance(reply, ErrorReply)
     assert reply.code is ErrorCode.UNKNOWN_STREAM
+
+
+def test_the_v020_example_keeps_both_codecs_open_through_recoverable_errors(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["--s3p-version", "0.2.0"]) == 0
+    out = capsys.readouterr().out
+    assert r"-ERR_STREAM_EXISTS stream already exists: orders\r\n" in out
+    assert "ErrorReply ERR_NON_MONOTONIC_ID" in out
+    assert "AppendReply 1700000009000-2" in out  # an equal ID continues the seq
+    assert "ReadReply [1700000009000-1=b'b', 1700000009000-2=b'c']" in out  # MIN_ID inclusive
+    assert out.count("OPEN, finished=False") == 2
+
+
+def test_the_v020_store_keeps_the_last_ms_when_the_clock_goes_back() -> None:
+    store = Store(clock_ms=iter([100, 90, 200]), version="0.2.0")
+    assert store.handle(Create(b"s")) == Ok()
+    stamps = [store.handle(Append(b"s", (b"x",))) for _ in range(3)]
+    assert stamps == [
+        AppendReply(Timestamp(100, 0)),
+        AppendReply(Timestamp(100, 1)),  # "keep the last <ms> and increment <seq>"
+        AppendReply(Timestamp(200, 0)),
+    ]
+    low = store.handle(Append(b"s", (b"y",), id=150))
+    assert isinstance(low, ErrorReply)
+    assert low.code is ErrorCode.NON_MONOTONIC_ID

@@ -1,4 +1,8 @@
-"""Hypothesis strategies for S3P v0.1.0 peers: valid commands, their bytes, malformed bytes.
+"""Hypothesis strategies for S3P peers: valid commands, their bytes, malformed bytes.
+
+Every strategy takes ``version`` (``"0.1.0"``, the default, or ``"0.2.0"``), and so does
+``Target``: v0.2.0 cases carry ``ID``/``MIN_ID``, expect v0.2.0's codes, and the live target
+adds a recoverable case (``ERR_STREAM_EXISTS``, after which the connection must still serve).
 
 Every malformed case is fatal and must get an Error reply: "After sending any Error reply,
 servers MUST close the connection immediately" and, in v0.1.0, "all errors result in

@@ -2,6 +2,9 @@
 
 Kept apart from ``for_servers`` because a client is fuzzed with what a server writes: each case
 carries the requests the client must have sent (``pending``) before its bytes arrive.
+
+``version`` (``"0.1.0"`` default, or ``"0.2.0"``): v0.2.0 replies may carry
+``ERR_NON_MONOTONIC_ID``, and READ's default lower bound ``0-0`` is inclusive there.
 """
 
 from __future__ import annotations
@@ -25,15 +28,24 @@ def _read_replies(lim: s3p.Limits) -> st.SearchStrategy[s3p.ReadReply]:
     )
 
 
-def replies(limits: s3p.Limits | None = None) -> st.SearchStrategy[s3p.Reply]:
-    """Every reply type (for fuzzing clients), READ replies within ``limits``."""
+def _codes(version: str) -> list[s3p.ErrorCode]:
+    """The error codes of ``version`` (v0.2.0 adds ``ERR_NON_MONOTONIC_ID``)."""
+    if s3p.Version(version) is s3p.Version.V0_2_0:
+        return list(s3p.ErrorCode)
+    return [code for code in s3p.ErrorCode if code is not s3p.ErrorCode.NON_MONOTONIC_ID]
+
+
+def replies(
+    limits: s3p.Limits | None = None, version: str = "0.1.0"
+) -> st.SearchStrategy[s3p.Reply]:
+    """Every reply type of ``version`` (for fuzzing clients), READ replies within ``limits``."""
     return st.one_of(
         st.just(s3p.Ok()),
         st.builds(s3p.AppendReply, timestamps()),
         _read_replies(limits or s3p.Limits()),
         st.builds(
             s3p.ErrorReply,
-            st.sampled_from(s3p.ErrorCode),
+            st.sampled_from(_codes(version)),
             st.text("abcdefghijklmnopqrstuvwxyz ", min_size=1, max_size=20),
         ),
     )
@@ -54,19 +66,23 @@ def requests_for(reply: s3p.Reply) -> tuple[s3p.Request, ...]:
     return (request_for(reply),)
 
 
-def _served(request: s3p.Request, reply: s3p.Reply) -> bytes:
+def _served(request: s3p.Request, reply: s3p.Reply, version: str = "0.1.0") -> bytes:
     """The bytes our server-role codec writes for ``reply`` once it has read ``request``."""
-    client = s3p.Connection(Role.CLIENT)
-    server = s3p.Connection(Role.SERVER)
+    client = s3p.Connection(Role.CLIENT, version=version)
+    server = s3p.Connection(Role.SERVER, version=version)
     server.receive_data(client.send(request))
     server.next_event()
     return server.send(reply)
 
 
-def reply_wire(limits: s3p.Limits | None = None) -> st.SearchStrategy[tuple[s3p.Reply, bytes]]:
+def reply_wire(
+    limits: s3p.Limits | None = None, version: str = "0.1.0"
+) -> st.SearchStrategy[tuple[s3p.Reply, bytes]]:
     """``(reply, its exact wire bytes)`` as our server-role codec writes it, in answer to
     ``request_for(reply)``."""
-    return replies(limits).map(lambda reply: (reply, _served(request_for(reply), reply)))
+    return replies(limits, version).map(
+        lambda reply: (reply, _served(request_for(reply), reply, version))
+    )
 
 
 def _refused(
@@ -175,9 +191,10 @@ def _reply_limits(lim: s3p.Limits) -> st.SearchStrategy[MalformedReply]:
     return st.one_of(st.sampled_from(cases), counts.map(over_count), counts.map(at_count))
 
 
-def _reply_wrong_types() -> st.SearchStrategy[MalformedReply]:
+def _reply_wrong_types(v020: bool = False) -> st.SearchStrategy[MalformedReply]:
     """A reply of the wrong RESP type for the request it answers, or no S3P type at all."""
-    trim = (s3p.Trim(b"s", s3p.Timestamp(1, 0)),)
+    bound = s3p.Timestamp(1, 0)
+    trim = (s3p.Trim(b"s", min_id=bound) if v020 else s3p.Trim(b"s", bound),)
     delete = (s3p.Delete(b"s"),)
     cases: list[tuple[str, bytes, tuple[s3p.Request, ...]]] = [
         ("READ answered by +OK", b"+OK\r\n", _READ),
@@ -219,9 +236,11 @@ def _reply_bad_text() -> st.SearchStrategy[MalformedReply]:
     return st.sampled_from([_refused(label, data, pending) for label, data, pending in cases])
 
 
-def _reply_records() -> st.SearchStrategy[MalformedReply]:
+def _reply_records(v020: bool = False) -> st.SearchStrategy[MalformedReply]:
     """READ replies whose pairs repeat, go back, miss a part or nest."""
     after = (s3p.Read(b"s", min_timestamp=s3p.Timestamp(5, 0)),)
+    if v020:
+        after = (s3p.Read(b"s", min_id=s3p.Timestamp(5, 0)),)
 
     def pairs(*stamps: bytes) -> bytes:
         body = b"".join(b"$%d\r\n%s\r\n$1\r\nr\r\n" % (len(t), t) for t in stamps)
@@ -230,8 +249,6 @@ def _reply_records() -> st.SearchStrategy[MalformedReply]:
     cases: list[tuple[str, bytes, tuple[s3p.Request, ...]]] = [
         ("repeated timestamp", pairs(b"1-0", b"1-0"), _READ),
         ("timestamps going back", pairs(b"2-0", b"1-9"), _READ),
-        ("timestamp 0-0 (not after the default MIN_TIMESTAMP)", pairs(b"0-0"), _READ),
-        ("timestamp equal to MIN_TIMESTAMP", pairs(b"5-0"), after),
         ("timestamp before MIN_TIMESTAMP", pairs(b"4-99"), after),
         ("record of 0 bytes", b"*2\r\n$3\r\n1-0\r\n$0\r\n\r\n", _READ),
         ("timestamp without its record", b"*1\r\n$3\r\n1-0\r\n", _READ),
@@ -239,6 +256,11 @@ def _reply_records() -> st.SearchStrategy[MalformedReply]:
         ("Array nested in a READ reply", b"*2\r\n*2\r\n$3\r\n1-0\r\n$1\r\nr\r\n*0\r\n", _READ),
         ("Error nested in a READ reply", b"*2\r\n$3\r\n1-0\r\n-ERR_LIMITS x\r\n", _READ),
     ]
+    if not v020:  # v0.2.0's MIN_ID (default 0-0) is inclusive: these are valid there
+        cases += [
+            ("timestamp 0-0 (not after the default MIN_TIMESTAMP)", pairs(b"0-0"), _READ),
+            ("timestamp equal to MIN_TIMESTAMP", pairs(b"5-0"), after),
+        ]
     return st.sampled_from([_refused(label, data, pending) for label, data, pending in cases])
 
 
@@ -278,7 +300,9 @@ def _reply_truncated(lim: s3p.Limits) -> st.SearchStrategy[MalformedReply]:
     return st.builds(build, reply_wire(lim), st.data())
 
 
-def malformed_replies(limits: s3p.Limits | None = None) -> st.SearchStrategy[MalformedReply]:
+def malformed_replies(
+    limits: s3p.Limits | None = None, version: str = "0.1.0"
+) -> st.SearchStrategy[MalformedReply]:
     """Server bytes a strict S3P client refuses, each with the ``ErrorCode`` it raises.
 
     ``pending`` holds ``s3p.Request`` events, to send (pipelined, in order) before ``data``
@@ -286,12 +310,13 @@ def malformed_replies(limits: s3p.Limits | None = None) -> st.SearchStrategy[Mal
     one is broken. Limits are the client's (``s3p.Limits``; COUNT bounds a READ reply).
     """
     lim = limits or s3p.Limits()
+    v020 = s3p.Version(version) is s3p.Version.V0_2_0
     return st.one_of(
         _reply_off_by_one(lim),
         _reply_limits(lim),
-        _reply_wrong_types(),
+        _reply_wrong_types(v020),
         _reply_bad_text(),
-        _reply_records(),
+        _reply_records(v020),
         _reply_orders(lim),
         _reply_truncated(lim),
     )

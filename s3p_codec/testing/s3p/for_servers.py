@@ -2,8 +2,14 @@
 
 Every malformed case is fatal and must get an Error reply: "After sending any Error reply,
 servers MUST close the connection immediately" and, in v0.1.0, "all errors result in
-connection closure". The one exception is a command cut short by the end of the stream
-(``half_close``): the server closes, and no reply is owed to a client that stopped sending.
+connection closure"; in v0.2.0 the codes of malformed commands (``ERR_BAD_FORMAT``,
+``ERR_LIMITS``) are the unrecoverable ones. The one exception is a command cut short by the end
+of the stream (``half_close``): the server closes, and no reply is owed to a client that
+stopped sending.
+
+Every strategy takes ``version`` (``"0.1.0"`` default, or ``"0.2.0"``): v0.2.0 commands carry
+``ID``/``MIN_ID``, a stream name length out of range, ``COUNT 0`` and negative COUNT/BLOCK are
+``ERR_LIMITS`` there, and a 2-element DELETE is malformed.
 """
 
 from __future__ import annotations
@@ -30,8 +36,15 @@ def _command(name: bytes, stream: bytes, *options: bytes, records: tuple[bytes, 
     return _array(*parts)
 
 
-def requests(limits: s3p.Limits | None = None) -> st.SearchStrategy[s3p.Request]:
-    """Every command type, within ``limits`` (default ``s3p.Limits()``)."""
+def _v020(version: str) -> bool:
+    """True for v0.2.0; ValueError for a version S3P does not have."""
+    return s3p.Version(version) is s3p.Version.V0_2_0
+
+
+def requests(
+    limits: s3p.Limits | None = None, version: str = "0.1.0"
+) -> st.SearchStrategy[s3p.Request]:
+    """Every command type of ``version``, within ``limits`` (default ``s3p.Limits()``)."""
     lim = limits or s3p.Limits()
     names = st.binary(min_size=1, max_size=min(lim.max_stream_name, 24))
     records = st.lists(
@@ -39,6 +52,21 @@ def requests(limits: s3p.Limits | None = None) -> st.SearchStrategy[s3p.Request]
         min_size=1,
         max_size=min(lim.max_records_per_append, 4),
     ).map(tuple)
+    if _v020(version):
+        return st.one_of(
+            st.builds(s3p.Create, names),
+            st.builds(s3p.Append, names, records, st.none(), st.none() | st.integers(0, U64)),
+            st.builds(
+                s3p.Read,
+                names,
+                st.none() | st.integers(1, lim.max_count),
+                st.none() | st.integers(0, lim.max_block_ms),
+                st.none(),
+                st.none() | timestamps(),
+            ),
+            st.builds(s3p.Trim, names, st.none(), timestamps()),
+            st.builds(s3p.Delete, names),
+        )
     return st.one_of(
         st.builds(s3p.Create, names, st.none() | st.sampled_from(s3p.TimestampStrategy)),
         st.builds(s3p.Append, names, records, st.none() | timestamps()),
@@ -54,9 +82,15 @@ def requests(limits: s3p.Limits | None = None) -> st.SearchStrategy[s3p.Request]
     )
 
 
-def request_wire(limits: s3p.Limits | None = None) -> st.SearchStrategy[tuple[s3p.Request, bytes]]:
-    """``(command, its exact wire bytes)`` as a client-role codec writes them."""
-    return requests(limits).map(lambda r: (r, s3p.Connection(Role.CLIENT).send(r)))
+def _send(request: s3p.Request, version: str = "0.1.0") -> bytes:
+    return s3p.Connection(Role.CLIENT, version=version).send(request)
+
+
+def request_wire(
+    limits: s3p.Limits | None = None, version: str = "0.1.0"
+) -> st.SearchStrategy[tuple[s3p.Request, bytes]]:
+    """``(command, its exact wire bytes)`` as a client-role codec of ``version`` writes them."""
+    return requests(limits, version).map(lambda r: (r, _send(r, version)))
 
 
 def _numbers_that_are_not() -> st.SearchStrategy[bytes]:
@@ -75,12 +109,17 @@ def _off_by_one(names: st.SearchStrategy[bytes]) -> st.SearchStrategy[Malformed]
     return st.builds(build, names.filter(lambda n: len(n) >= 2), st.sampled_from((-1, 1)))
 
 
-def _limits_cases(lim: s3p.Limits) -> st.SearchStrategy[Malformed]:
+def _limits_cases(lim: s3p.Limits, v020: bool = False) -> st.SearchStrategy[Malformed]:
     over_name = b"n" * (lim.max_stream_name + 1)
+    name_code = LIMITS if v020 else BAD  # v0.2.0: name length out of range is ERR_LIMITS
     head = _bulk(b"APPEND") + _bulk(b"s") + _array()
     cases = [
-        Malformed("stream name over the limit", _command(b"READ", over_name), BAD),
-        Malformed("stream name of 0 bytes", _array(_bulk(b"READ"), b"$0\r\n\r\n", _array()), BAD),
+        Malformed("stream name over the limit", _command(b"READ", over_name), name_code),
+        Malformed(
+            "stream name of 0 bytes",
+            _array(_bulk(b"READ"), b"$0\r\n\r\n", _array()),
+            name_code,
+        ),
         Malformed(
             "record size over the limit (header only)",
             b"*4\r\n" + head + b"*1\r\n$%d\r\n" % (lim.max_record_size + 1),
@@ -91,7 +130,7 @@ def _limits_cases(lim: s3p.Limits) -> st.SearchStrategy[Malformed]:
             b"*4\r\n" + head + b"*%d\r\n" % (lim.max_records_per_append + 1),
             LIMITS,
         ),
-        Malformed("COUNT 0", _command(b"READ", b"s", b"COUNT", b"0"), BAD),
+        Malformed("COUNT 0", _command(b"READ", b"s", b"COUNT", b"0"), name_code),
         Malformed(
             "COUNT over the limit",
             _command(b"READ", b"s", b"COUNT", b"%d" % (lim.max_count + 1)),
@@ -105,7 +144,7 @@ def _limits_cases(lim: s3p.Limits) -> st.SearchStrategy[Malformed]:
         Malformed(
             "bulk length far over every limit (header only)",
             b"*3\r\n$4\r\nREAD\r\n$99999999999999999999\r\n",
-            BAD,
+            name_code,  # it is the stream name's length
         ),
         Malformed("array count far over every limit", b"*99999999999999999999\r\n", BAD),
     ]
@@ -130,8 +169,12 @@ def _aggregate_over(lim: s3p.Limits) -> Malformed:
     )
 
 
-def _bad_numbers() -> st.SearchStrategy[Malformed]:
+def _bad_numbers(v020: bool = False) -> st.SearchStrategy[Malformed]:
     def build(where: str, text: bytes) -> Malformed:
+        if v020 and where in ("COUNT", "BLOCK") and text == b"-1":
+            # v0.2.0: "COUNT < 1 and BLOCK < 0 are ERR_LIMITS"; -1 is such a number.
+            return Malformed(f"{where} negative", _command(b"READ", b"s", where.encode(), text),
+                             LIMITS)  # fmt: skip
         if where == "array":
             return Malformed("array count not decimal", b"*%s\r\n" % text, BAD)
         if where == "bulk":
@@ -222,57 +265,110 @@ def _schema() -> st.SearchStrategy[Malformed]:
     return st.sampled_from(cases)
 
 
-def _top_count_minus_one() -> st.SearchStrategy[Malformed]:
+def _top_count_minus_one(version: str = "0.1.0") -> st.SearchStrategy[Malformed]:
     """The top-level array declares one element fewer: the command loses its last part."""
 
     def build(request: s3p.Request) -> Malformed:
-        wire = s3p.Connection(Role.CLIENT).send(request)
+        wire = _send(request, version)
         count, _, rest = wire[1:].partition(b"\r\n")
         return Malformed("array count -1", b"*%d\r\n%s" % (int(count) - 1, rest), BAD)
 
-    # "DELETE" of two elements is accepted (the ABNF's form), so it is left out here.
-    return requests().filter(lambda r: not isinstance(r, s3p.Delete)).map(build)
+    # v0.1.0 accepts a "DELETE" of two elements (the ABNF's form), so it is left out here
+    # (v0.2.0 refuses it: see ``_schema_v020``).
+    return requests(version=version).filter(lambda r: not isinstance(r, s3p.Delete)).map(build)
 
 
-def _truncated() -> st.SearchStrategy[Malformed]:
+def _truncated(version: str = "0.1.0") -> st.SearchStrategy[Malformed]:
     """A command cut at a field boundary, then end of stream: the server closes (no reply owed)."""
 
     def build(request: s3p.Request, data: st.DataObject) -> Malformed:
-        wire = s3p.Connection(Role.CLIENT).send(request)
+        wire = _send(request, version)
         boundaries = [i + 2 for i in range(len(wire) - 2) if wire[i : i + 2] == b"\r\n"][:-1]
         cut = data.draw(st.sampled_from([1, *boundaries]))
         return Malformed(
             "command cut by end of stream", wire[:cut], BAD, reply=False, half_close=True
         )
 
-    return st.builds(build, requests(), st.data())
+    return st.builds(build, requests(version=version), st.data())
 
 
-def malformed(limits: s3p.Limits | None = None) -> st.SearchStrategy[Malformed]:
+def _schema_v020() -> st.SearchStrategy[Malformed]:
+    """v0.2.0's schema: ``ID`` is a bare u64 ``<ms>``, ``MIN_ID`` is mandatory for TRIM, the
+    v0.1.0 options are unknown, and DELETE is an array of 3."""
+    cases = [
+        Malformed("unknown command", _command(b"FROB", b"s"), BAD),
+        Malformed("unknown option key", _command(b"READ", b"s", b"LIMIT", b"1"), BAD),
+        Malformed("odd number of option elements", _command(b"READ", b"s", b"COUNT"), BAD),
+        Malformed("TRIM without MIN_ID", _command(b"TRIM", b"s"), BAD),
+        Malformed("TRIM with UNTIL (v0.1.0)", _command(b"TRIM", b"s", b"UNTIL", b"1-0"), BAD),
+        Malformed(
+            "READ with MIN_TIMESTAMP (v0.1.0)",
+            _command(b"READ", b"s", b"MIN_TIMESTAMP", b"1-0"),
+            BAD,
+        ),
+        Malformed(
+            "CREATE with TIMESTAMP_STRATEGY (v0.1.0)",
+            _command(b"CREATE", b"s", b"TIMESTAMP_STRATEGY", b"server"),
+            BAD,
+        ),
+        Malformed(
+            "APPEND with TIMESTAMP (v0.1.0)",
+            _command(b"APPEND", b"s", b"TIMESTAMP", b"1-0", records=(b"r",)),
+            BAD,
+        ),
+        Malformed(
+            "ID with a seq part", _command(b"APPEND", b"s", b"ID", b"1-0", records=(b"r",)), BAD
+        ),
+        Malformed(
+            "ID over 64 bits",
+            _command(b"APPEND", b"s", b"ID", b"%d" % (U64 + 1), records=(b"r",)),
+            BAD,
+        ),
+        Malformed("MIN_ID without seq", _command(b"READ", b"s", b"MIN_ID", b"1-"), BAD),
+        Malformed("DELETE of 2 elements", _array(_bulk(b"DELETE"), _bulk(b"s")), BAD),
+        Malformed(
+            "APPEND with no records", _array(_bulk(b"APPEND"), _bulk(b"s"), _array(), _array()), BAD
+        ),
+        Malformed(
+            "zero-length record",
+            _array(_bulk(b"APPEND"), _bulk(b"s"), _array(), b"*1\r\n$0\r\n\r\n"),
+            BAD,
+        ),
+    ]
+    return st.sampled_from(cases)
+
+
+def malformed(
+    limits: s3p.Limits | None = None, version: str = "0.1.0"
+) -> st.SearchStrategy[Malformed]:
     """Malformed commands aimed at the framing and schema, each with the code it must get."""
     lim = limits or s3p.Limits()
+    v020 = _v020(version)
     names = st.binary(min_size=1, max_size=min(lim.max_stream_name, 16))
     return st.one_of(
         _off_by_one(names),
-        _limits_cases(lim),
+        _limits_cases(lim, v020),
         st.builds(_aggregate_over, st.just(lim)),
-        _bad_numbers(),
+        _bad_numbers(v020),
         _wrong_types(),
-        _schema(),
-        _top_count_minus_one(),
-        _truncated(),
+        _schema_v020() if v020 else _schema(),
+        _top_count_minus_one(version),
+        _truncated(version),
     )
 
 
-def edge_cases(limits: s3p.Limits | None = None) -> st.SearchStrategy[Valid]:
+def edge_cases(
+    limits: s3p.Limits | None = None, version: str = "0.1.0"
+) -> st.SearchStrategy[Valid]:
     """Requests at the edges the spec allows, which a strict server must not refuse.
 
     A name and a COUNT exactly at their limits, a BLOCK of 0, a repeated option key ("the
     last occurrence's value MUST be used"), lower-case command and option names ("Servers MUST
     match command names and option keys case-insensitively"), a 2-element DELETE (accepted by
-    this project's decision).
+    this project's decision; v0.2.0 has an ``ID`` of 0 and a ``MIN_ID`` of ``0-0`` instead).
     """
     lim = limits or s3p.Limits()
+    v020 = _v020(version)
     forbidden = (BAD, LIMITS)
     cases = [
         ("stream name at the limit", _command(b"READ", b"n" * lim.max_stream_name)),
@@ -280,8 +376,11 @@ def edge_cases(limits: s3p.Limits | None = None) -> st.SearchStrategy[Valid]:
         ("BLOCK 0", _command(b"READ", b"fuzz", b"BLOCK", b"0")),
         ("repeated option key", _command(b"READ", b"fuzz", b"COUNT", b"0", b"COUNT", b"1")),
         ("lower-case command and option", _command(b"read", b"fuzz", b"count", b"1")),
-        ("DELETE of 2 elements", _array(_bulk(b"DELETE"), _bulk(b"fuzz-gone"))),
     ]
+    if v020:
+        cases.append(("MIN_ID 0-0", _command(b"READ", b"fuzz", b"MIN_ID", b"0-0")))
+    else:
+        cases.append(("DELETE of 2 elements", _array(_bulk(b"DELETE"), _bulk(b"fuzz-gone"))))
     events: dict[str, s3p.Request] = {
         "DELETE of 2 elements": s3p.Delete(b"fuzz-gone"),
         "stream name at the limit": s3p.Read(b"n" * lim.max_stream_name),
