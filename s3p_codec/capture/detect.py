@@ -14,7 +14,7 @@ entry applies, the first bytes each side sent are sniffed:
   ``Stream-*`` or ``Producer-*`` headers or an ``offset=``/``live=`` query, or the response
   carries ``Stream-Next-Offset``-style headers.
 - HTTP/2 with prior knowledge (the official S2 SDKs): the client preface
-  ``PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n``, then frames; it carries S2S when a request's
+  ``PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n``, then frames; it carries S2S when a request's
   header block (HPACK-decoded, in order, with the ``hpack`` package) names ``s2s/proto``, sends
   ``s2-basin`` or has an S2 records ``:path``.
 

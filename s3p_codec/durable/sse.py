@@ -5,6 +5,7 @@ sans-IO, linear in bytes whatever the chunking, and bounded in memory, and the e
 payloads injection-proof.
 
 Encoding (Durable Streams section 5.8, WHATWG event-stream format):
+
 - each payload line becomes its own ``data:`` line; "\\r\\n", "\\r" and "\\n" all end a line,
   so an embedded event boundary in a payload is carried as literal data and can never start an
   event of its own (CRLF injection);

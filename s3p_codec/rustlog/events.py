@@ -243,7 +243,7 @@ def trusted(cls: type[EventT]) -> Callable[..., EventT]:
     It fills the slots directly: attrs' frozen ``__init__`` goes through
     ``object.__setattr__`` for each field and runs the converters, which costs more than all the
     checks of a small request. The instance is the same as ``cls(*values)`` (equal, same hash);
-    sequences must already be tuples and free-form values ``JsonObject``s.
+    sequences must already be tuples and free-form values ``JsonObject`` instances.
     """
     new = object.__new__
     setters = [cls.__dict__[field.name].__set__ for field in attrs.fields(cls)]  # type: ignore[arg-type]

@@ -1,8 +1,9 @@
 """Passive decoding of captured S2S sessions: S2S frames inside HTTP/1.1 or HTTP/2 bodies.
 
 One ``Observer`` per TCP connection, fed both directions. It picks the HTTP version from the
-first bytes the client sent: the HTTP/2 connection preface (``PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n``,
-what the official SDKs send to an ``http://`` endpoint) hands the connection to
+first bytes the client sent: the HTTP/2 connection preface
+(``PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n``, what the official SDKs send to an ``http://``
+endpoint) hands the connection to
 ``observe_h2.Http2Observer`` (which needs the ``hpack`` package, in the ``capture`` extra);
 anything else is HTTP/1.1, decoded here. The server's bytes wait until the client's decide.
 Without any client bytes (the client's side lost or silent), a server side that opens with a
