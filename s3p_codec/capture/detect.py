@@ -43,6 +43,7 @@ __all__ = [
     "sniff_client",
 ]
 
+#: The protocol names ``--decode-as`` and the port map accept.
 PROTOCOLS = ("s3p", "rustlog", "s2s", "pravega", "durable")
 DEFAULT_PORTS: Mapping[int, str] = {7500: "s3p", 9092: "rustlog", 12345: "pravega", 4437: "durable"}
 """Fallback ports (the example servers' defaults): S3P 7500, RustLog 9092, Pravega's segment

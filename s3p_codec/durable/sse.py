@@ -53,7 +53,10 @@ def split_lines(text: str) -> list[str]:
 
 
 def encode_event(event: str, data: str) -> bytes:
-    """``event: <event>`` then one ``data:`` line per payload line, then a blank line."""
+    """``event: <event>`` then one ``data:`` line per payload line, then a blank line.
+
+    Raises ``ValueError`` when ``event`` is empty or holds a line break (it would forge events).
+    """
     if _LINE_BREAK.search(event) or not event:
         raise ValueError("an SSE event type is one non-empty line")
     parts = [f"event: {event}\n"]

@@ -47,8 +47,11 @@ MAX_PARTITION_COUNT = 1000
 MAX_JSON_DEPTH = 64
 """Nesting bound for a payload (ours, not the spec's; see ``json_backend``)."""
 
+#: Largest u16.
 U16_MAX = (1 << 16) - 1
+#: Largest u32.
 U32_MAX = (1 << 32) - 1
+#: Largest u64.
 U64_MAX = (1 << 64) - 1
 
 

@@ -46,20 +46,26 @@ class Target:
         return Valid(type(event).__name__, s3p.Connection(Role.CLIENT).send(event), event)
 
     def setup(self) -> list[Valid]:
+        """Requests sent once before fuzzing, each on its own connection."""
         return [self._valid(s3p.Create(b"fuzz"))]
 
     def malformed(self) -> st.SearchStrategy[Malformed]:
+        """Malformed byte streams and the answer each must get."""
         return malformed(self.limits)
 
     def valid(self) -> st.SearchStrategy[Valid]:
+        """Well-formed requests, each of which must get a well-formed answer."""
         plain = requests(self.limits).map(lambda r: self._valid(_no_block(r)))
         return st.one_of(plain, edge_cases(self.limits))
 
     def probe(self) -> Valid:
+        """A cheap request that a healthy server always answers without an error."""
         return self._valid(s3p.Read(b"fuzz", count=1))
 
     def reader(self, sent: Malformed | Valid) -> _Reader:
+        """A fresh reader for the answer to ``sent``."""
         return _Reader(sent)
 
     def follow_up(self, sent: Malformed | Valid) -> Valid | None:
+        """What to send on the same connection after a non-fatal error (None: nothing)."""
         return None
