@@ -28,6 +28,7 @@ extensions = [
     "myst_parser",
     "apiref",
     "cliref",
+    "codectables",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
