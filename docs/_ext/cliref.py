@@ -29,7 +29,8 @@ def _sub_commands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argumen
 
 def _walk(parser: argparse.ArgumentParser, path: list[str], depth: int) -> list[str]:
     title = f"``{' '.join(path)}``"
-    lines = [title, UNDERLINES[min(depth, len(UNDERLINES) - 1)] * len(title), "", "::", ""]
+    lines = [title, UNDERLINES[min(depth, len(UNDERLINES) - 1)] * len(title), ""]
+    lines += [".. code-block:: text", ""]
     lines += ["   " + line for line in parser.format_help().rstrip().splitlines()]
     lines.append("")
     for name, child in _sub_commands(parser).items():

@@ -91,8 +91,11 @@ class Limits:
     """
 
     max_frame: int = MAX_FRAME
+    """Largest payload a frame header may declare (the protocol's 0xFFFFFF at most)."""
     max_event_size: int = 8 << 20
+    """Largest event the client's block writer sends."""
     max_writers: int = 10_000
+    """Most writers one connection may set up."""
 
     def __attrs_post_init__(self) -> None:
         if not 64 <= self.max_frame <= MAX_FRAME:
