@@ -43,10 +43,9 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+pytest.importorskip("sphinx", reason="the docs extra is not installed")
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 from apiref import public_modules, public_names  # noqa: E402 - lives beside the docs
-
-pytest.importorskip("sphinx")
 from sphinx.pycode import ModuleAnalyzer  # noqa: E402
 
 MODULES = public_modules("s3p_codec")
