@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from s3p_codec._extras import MissingExtra
 from s3p_codec._version import __version__
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -177,4 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except MissingExtra as exc:  # a feature whose extra is not installed: one line, no traceback
+        print(exc, file=sys.stderr)
+        return 2
     return status

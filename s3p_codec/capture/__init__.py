@@ -13,6 +13,7 @@ The three steps are pure functions another driver (Spark) calls on its own sched
 
 from __future__ import annotations
 
+from s3p_codec._extras import capture as _capture_extra  # noqa: F401 - MissingExtra without it
 from s3p_codec.capture.detect import DEFAULT_PORTS, PROTOCOLS, parse_decode_as, sniff
 from s3p_codec.capture.observe import (
     FlowDecoder,

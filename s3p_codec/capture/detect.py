@@ -17,7 +17,7 @@ entry applies, the first bytes each side sent are sniffed:
   ``Stream-*`` or ``Producer-*`` headers or an ``offset=``/``live=`` query, or the response
   carries ``Stream-Next-Offset``-style headers.
 - HTTP/2 with prior knowledge (the official S2 SDKs): the client preface
-  ``PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n``, then frames; it carries S2S when a request's
+  ``PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n``, then frames; it carries S2S when a request's
   header block (HPACK-decoded, in order, with the ``hpack`` package) names ``s2s/proto``, sends
   ``s2-basin`` or has an S2 records ``:path``.
 
@@ -46,6 +46,7 @@ __all__ = [
     "sniff_client",
 ]
 
+#: The protocol names ``--decode-as`` and the port map accept.
 PROTOCOLS = ("s3p", "rustlog", "s2s", "pravega", "durable")
 VERSIONED = {"s3p": ("0.1.0", "0.2.0")}
 """Protocols whose decode-as spelling may name a version, ``PROTO@VERSION``."""

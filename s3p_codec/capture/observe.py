@@ -62,6 +62,7 @@ __all__ = [
     "short_repr",
 ]
 
+#: Makes a fresh ``Observer`` for one conversation.
 ObserverFactory = Callable[[], Observer[Any]]
 
 RESYNC_AT_START = frozenset({"s3p", "rustlog", "pravega"})

@@ -46,10 +46,15 @@ __all__ = [
     "segments_from_bytes",
 ]
 
+#: TCP flag bit: FIN (the sender closed its direction).
 TCP_FIN = dpkt.tcp.TH_FIN
+#: TCP flag bit: SYN (connection start).
 TCP_SYN = dpkt.tcp.TH_SYN
+#: TCP flag bit: RST (connection reset).
 TCP_RST = dpkt.tcp.TH_RST
+#: TCP flag bit: PSH.
 TCP_PSH = dpkt.tcp.TH_PUSH
+#: TCP flag bit: ACK.
 TCP_ACK = dpkt.tcp.TH_ACK
 
 _GZIP_MAGIC = b"\x1f\x8b"

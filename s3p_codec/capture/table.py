@@ -44,6 +44,7 @@ class Column:
     doc: str
 
 
+#: Every column of a decoded-event row, in order, with its type, nullability and meaning.
 COLUMNS: tuple[Column, ...] = (
     Column("file", "str", False, "capture file of the event's first packet"),
     Column("first_packet", "int", False, "packet number (1-based, per file) of the first byte"),

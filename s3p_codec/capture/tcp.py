@@ -41,6 +41,7 @@ __all__ = [
     "flow_key",
 ]
 
+#: An ``(address, port)`` pair.
 Endpoint = tuple[str, int]
 FlowKey = tuple[str, int, str, int]
 """Both endpoints of a connection, lower one first, so both directions share one key."""
@@ -93,6 +94,7 @@ class StreamEnd:
     segment: Segment | None
 
 
+#: What a ``HalfStream`` hands on: in-order data, a gap, or the end of the direction.
 StreamItem = StreamData | StreamGap | StreamEnd
 
 

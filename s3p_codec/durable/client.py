@@ -41,6 +41,7 @@ from s3p_codec.durable.state import ConnectionState
 
 __all__ = ["ClientConnection", "ClientEvent"]
 
+#: What a client-role connection yields: a typed response, or an SSE event of a live read.
 ClientEvent = Response | SSEData | SSEControl | SSEEnd
 
 
@@ -71,14 +72,19 @@ class ClientConnection(H11Input):
 
     @property
     def role(self) -> Role:
+        """Always ``Role.CLIENT``."""
         return Role.CLIENT
 
     @property
     def state(self) -> ConnectionState:
+        """Where the connection is: IDLE, waiting for a response, streaming SSE, CLOSED or ERROR."""
         return self._state
 
     @property
     def finished(self) -> bool:
+        """True once the connection is CLOSED or in ERROR and every queued event was taken: close
+        the transport.
+        """
         return self._state in (ConnectionState.CLOSED, ConnectionState.ERROR) and not self._queue
 
     @property
@@ -129,7 +135,11 @@ class ClientConnection(H11Input):
         self._head_start += size  # an informational head: the final one begins after it
 
     def next_event(self) -> ClientEvent | NeedData:
-        """The next typed response or SSE event, or ``NEED_DATA``."""
+        """The next typed response or SSE event, or ``NEED_DATA``.
+
+        Raises ``RemoteProtocolError`` when the server's bytes break HTTP or the protocol, and
+        ``LocalProtocolError`` when called again after that (the connection is in ERROR).
+        """
         if self._queue:
             return self._queue.popleft()
         if self._state is ConnectionState.ERROR:

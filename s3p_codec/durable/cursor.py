@@ -19,9 +19,12 @@ __all__ = [
     "response_cursor",
 ]
 
+#: The spec's default cursor epoch: 2024-10-09T00:00:00Z, in Unix seconds.
 CURSOR_EPOCH = 1728432000.0  # 2024-10-09T00:00:00Z as Unix seconds
+#: The spec's default cursor interval, in seconds.
 CURSOR_INTERVAL_SECONDS = 20
 MIN_JITTER_SECONDS = 1
+#: Upper bound of the random jitter added to a client's cursor (the spec's 1-3600 s).
 MAX_JITTER_SECONDS = 3600
 
 

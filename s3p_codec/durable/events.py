@@ -151,6 +151,7 @@ class Options:
     path: str
 
 
+#: The requests a client sends.
 Request = Create | Append | Read | Head | Delete | Options
 
 # ---------------------------------------------------------------------------------------------
@@ -206,6 +207,7 @@ class Deleted:
     """``204 No Content`` to ``DELETE``."""
 
 
+#: ``Cache-Control`` of a catch-up read (historical data may be cached by a CDN).
 CATCH_UP_CACHE_CONTROL = "public, max-age=60, stale-while-revalidate=300"
 
 
@@ -336,6 +338,8 @@ Response = (
 )
 """Events that start (and, except ``SSEStart``, complete) one HTTP response."""
 
+#: The events inside an SSE response body, after ``SSEStart``.
 SSEEvent = SSEData | SSEControl | SSEEnd
 
+#: Any Durable Streams event: a request, a response or an SSE event.
 Event = Request | Response | SSEData | SSEControl | SSEEnd

@@ -27,7 +27,10 @@ class H11Input:
         self._head_start = 0  # stream offset where the head being read began
 
     def receive_data(self, data: bytes) -> None:
-        """Buffer bytes from the peer; ``b""`` means it closed its side."""
+        """Buffer bytes from the peer; ``b""`` means it closed its side.
+
+        Raises ``LocalProtocolError`` (code ``eof``) for bytes fed after the end of the stream.
+        """
         if self._eof:
             if data:
                 raise LocalProtocolError("data received after end of stream", code="eof")

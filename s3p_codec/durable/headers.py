@@ -40,39 +40,63 @@ __all__ = [
     "parse_ttl",
 ]
 
+#: Header name (lower case, as h11 yields names).
 CONTENT_TYPE = b"content-type"
+#: Header name.
 CACHE_CONTROL = b"cache-control"
+#: Header name.
 ETAG = b"etag"
+#: Header name.
 IF_NONE_MATCH = b"if-none-match"
+#: Header name.
 LOCATION = b"location"
+#: Header name: a stream's time to live in seconds.
 STREAM_TTL = b"stream-ttl"
+#: Header name: a stream's RFC 3339 expiry time.
 STREAM_EXPIRES_AT = b"stream-expires-at"
+#: Header name: the writer's sequence value for an append.
 STREAM_SEQ = b"stream-seq"
+#: Header name: the CDN-collapsing cursor of a live read.
 STREAM_CURSOR = b"stream-cursor"
+#: Header name: the offset after the data returned or appended.
 STREAM_NEXT_OFFSET = b"stream-next-offset"
+#: Header name: the read reached the tail.
 STREAM_UP_TO_DATE = b"stream-up-to-date"
+#: Header name: the stream is closed to appends.
 STREAM_CLOSED = b"stream-closed"
+#: Header name: the stream a fork was created from.
 STREAM_FORKED_FROM = b"stream-forked-from"
+#: Header name: the offset a fork starts at.
 STREAM_FORK_OFFSET = b"stream-fork-offset"
+#: Header name: the position inside a JSON message a fork starts at.
 STREAM_FORK_SUB_OFFSET = b"stream-fork-sub-offset"
+#: Header name: how SSE ``data:`` lines carry binary payloads.
 STREAM_SSE_DATA_ENCODING = b"stream-sse-data-encoding"
+#: Header name: the idempotent producer's id.
 PRODUCER_ID = b"producer-id"
+#: Header name: the idempotent producer's epoch.
 PRODUCER_EPOCH = b"producer-epoch"
+#: Header name: the idempotent producer's sequence number.
 PRODUCER_SEQ = b"producer-seq"
+#: Header name: the sequence number the server expected (on a gap).
 PRODUCER_EXPECTED_SEQ = b"producer-expected-seq"
+#: Header name: the sequence number the server received (on a gap).
 PRODUCER_RECEIVED_SEQ = b"producer-received-seq"
 
+#: Headers a server sends on every response (``nosniff``, cross-origin resource policy).
 SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     # "Servers SHOULD include this header on all responses."
     (b"x-content-type-options", b"nosniff"),
     (b"cross-origin-resource-policy", b"cross-origin"),
     (b"access-control-allow-origin", b"*"),
 )
+#: The value of ``Access-Control-Expose-Headers``: every protocol header a browser may read.
 EXPOSED_HEADERS = (
     b"Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Stream-TTL, "
     b"Stream-Expires-At, Stream-SSE-Data-Encoding, Producer-Epoch, Producer-Seq, "
     b"Producer-Expected-Seq, Producer-Received-Seq, ETag, Content-Type, Location"
 )
+#: The CORS headers a server sends (methods, request headers, exposed headers, origin).
 ACCESS_CONTROL_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"access-control-allow-methods", b"GET, POST, PUT, DELETE, HEAD, OPTIONS"),
     (

@@ -22,6 +22,7 @@ from s3p_codec.durable.events import ErrorCode, ErrorResponse
 
 __all__ = ["JSON_CONTENT_TYPE", "flatten", "format_messages", "is_json", "media_type"]
 
+#: The content type that turns on JSON mode (messages are JSON values, arrays flattened).
 JSON_CONTENT_TYPE = "application/json"
 
 

@@ -16,7 +16,12 @@ class Limits:
     """
 
     max_body_size: int = 16 << 20
+    """Largest request or response body (over it: 413, from ``Content-Length`` when known)."""
     max_header_size: int = 64 * 1024
+    """Largest HTTP head, in bytes."""
     max_offset_length: int = 256
+    """Longest offset accepted."""
     max_sse_line: int = 16 << 20
+    """Longest SSE line (a ``data:`` line of a data event)."""
     max_sse_event: int = 32 << 20
+    """Largest SSE event, all its lines together."""

@@ -172,6 +172,9 @@ class Observer:
         self._next_pair = 0
 
     def observe(self, direction: Direction, data: bytes) -> Sequence[ObserverOutput[ObservedEvent]]:
+        """Feed bytes seen travelling ``direction``; return the events (paired with their requests)
+        and errors they complete.
+        """
         if self._dead[direction] or not data:
             return []
         self._fed[direction] += len(data)
@@ -181,12 +184,17 @@ class Observer:
         return self._observe_responses()
 
     def gap(self, direction: Direction, size: int) -> Sequence[ObserverOutput[ObservedEvent]]:
+        """``size`` bytes were lost in ``direction``: HTTP cannot resynchronise, so the direction is
+        abandoned.
+        """
         if self._dead[direction]:
             return []
         self._dead[direction] = True
         return [ObservedGap(direction, self._fed[direction], size, resynchronized=False)]
 
     def close(self, direction: Direction) -> Sequence[ObserverOutput[ObservedEvent]]:
+        """No more bytes come in ``direction``: report a request or response the stream cut short.
+        """
         if self._dead[direction]:
             return []
         if direction is Direction.CLIENT_TO_SERVER:

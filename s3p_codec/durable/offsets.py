@@ -22,8 +22,11 @@ __all__ = [
     "parse_offset",
 ]
 
+#: The offset that means the start of a stream.
 BEGINNING = "-1"
+#: The offset that means the current tail (read only what comes next).
 NOW = "now"
+#: Characters an offset may not contain (they would break the query string).
 FORBIDDEN_OFFSET_CHARS = frozenset(",&=?/")
 _WIDTH = 16
 _MAX_PART = 10**_WIDTH - 1
@@ -49,7 +52,10 @@ def is_sentinel(offset: str) -> bool:
 
 
 def format_offset(read_seq: int, position: int) -> str:
-    """The ``%016d_%016d`` offset of (read sequence, byte position)."""
+    """The ``%016d_%016d`` offset of (read sequence, byte position).
+
+    Raises ``ValueError`` when either part is negative or has more than 16 digits.
+    """
     if not (0 <= read_seq <= _MAX_PART and 0 <= position <= _MAX_PART):
         raise ValueError("offset parts must be in [0, 10**16)")
     return f"{read_seq:0{_WIDTH}d}_{position:0{_WIDTH}d}"

@@ -35,6 +35,7 @@ class ProducerState:
 
 
 class ProducerOutcome(enum.Enum):
+    """What the idempotent producer rules decide for one append (each maps to one HTTP status)."""
     ACCEPTED = "accepted"  # 200 OK
     DUPLICATE = "duplicate"  # 204 No Content
     STALE_EPOCH = "stale_epoch"  # 403 Forbidden
@@ -60,6 +61,7 @@ class ProducerDecision:
 
     @property
     def status(self) -> int:
+        """The HTTP status that answers this outcome (200, 204, 403, 400 or 409)."""
         return _STATUS[self.outcome]
 
 

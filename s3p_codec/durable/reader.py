@@ -42,6 +42,9 @@ ReaderInput = Chunk | NotModified | LongPollTimeout | SSEStart | SSEData | SSECo
 
 
 class ReadPhase(enum.Enum):
+    """Where a ``StreamReader`` is: catching up, reading live, done (stream closed and read) or
+    failed.
+    """
     CATCH_UP = "catch_up"
     LIVE = "live"
     DONE = "done"  # the stream is closed and everything was read (EOF)

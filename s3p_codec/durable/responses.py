@@ -301,6 +301,9 @@ class ResponseHeaders:
                 self._values[key] = value
 
     def get(self, name: bytes) -> str | None:
+        """Header ``name`` as text, or None when absent; raises ``RemoteProtocolError`` if it is not
+        ASCII.
+        """
         value = self._values.get(name)
         if value is None:
             return None
@@ -310,9 +313,13 @@ class ResponseHeaders:
             raise _invalid(f"{name.decode()} is not ASCII") from None
 
     def flag(self, name: bytes) -> bool:
+        """True when header ``name`` is present and says ``true``."""
         return H.is_true(self._values.get(name))
 
     def integer(self, name: bytes) -> int | None:
+        """Header ``name`` as a non-negative integer, or None when absent; raises
+        ``RemoteProtocolError`` if it is not one.
+        """
         text = self.get(name)
         if text is None:
             return None
@@ -322,6 +329,9 @@ class ResponseHeaders:
         return value
 
     def offset(self, name: bytes, *, required: bool) -> str | None:
+        """Header ``name`` as a valid offset (None when absent and not ``required``); raises
+        ``RemoteProtocolError`` if it is missing but required, or not a valid offset.
+        """
         text = self.get(name)
         if text is None:
             if required:

@@ -65,10 +65,14 @@ class ServerConnection(H11Input):
 
     @property
     def role(self) -> Role:
+        """Always ``Role.SERVER``."""
         return Role.SERVER
 
     @property
     def state(self) -> ConnectionState:
+        """Where the connection is: IDLE, reading a request, answering, streaming SSE, CLOSED or
+        ERROR.
+        """
         return self._state
 
     @property
@@ -86,7 +90,12 @@ class ServerConnection(H11Input):
     # -- receiving ------------------------------------------------------------------------
 
     def next_event(self) -> Request | NeedData:
-        """The next complete request, or ``NEED_DATA``."""
+        """The next complete request, or ``NEED_DATA``.
+
+        Raises ``RemoteProtocolError`` (with the ``ErrorResponse`` to send as ``reply``) when the
+        client's bytes break HTTP or the protocol, and ``LocalProtocolError`` when called again
+        after a fatal error whose reply was already sent.
+        """
         if self._state is ConnectionState.ERROR:
             if self._reply_owed:
                 return NEED_DATA
@@ -168,7 +177,11 @@ class ServerConnection(H11Input):
     # -- sending --------------------------------------------------------------------------
 
     def send(self, event: Response | SSEData | SSEControl | SSEEnd) -> bytes:
-        """The bytes of a response (or of one SSE event of a streaming response)."""
+        """The bytes of a response (or of one SSE event of a streaming response).
+
+        Raises ``LocalProtocolError`` when no request is waiting for an answer, when an SSE response
+        is open and ``event`` is not an SSE event, or when the response breaks a protocol rule.
+        """
         if isinstance(event, (SSEData, SSEControl, SSEEnd)):
             return self._send_sse(event)
         if self._state is ConnectionState.STREAMING:

@@ -5,6 +5,7 @@ sans-IO, linear in bytes whatever the chunking, and bounded in memory, and the e
 payloads injection-proof.
 
 Encoding (Durable Streams section 5.8, WHATWG event-stream format):
+
 - each payload line becomes its own ``data:`` line; "\\r\\n", "\\r" and "\\n" all end a line,
   so an embedded event boundary in a payload is carried as literal data and can never start an
   event of its own (CRLF injection);
@@ -52,7 +53,10 @@ def split_lines(text: str) -> list[str]:
 
 
 def encode_event(event: str, data: str) -> bytes:
-    """``event: <event>`` then one ``data:`` line per payload line, then a blank line."""
+    """``event: <event>`` then one ``data:`` line per payload line, then a blank line.
+
+    Raises ``ValueError`` when ``event`` is empty or holds a line break (it would forge events).
+    """
     if _LINE_BREAK.search(event) or not event:
         raise ValueError("an SSE event type is one non-empty line")
     parts = [f"event: {event}\n"]

@@ -155,6 +155,9 @@ class SyncConnection(_Closing, Generic[SendT, EventT]):
 
     @property
     def socket(self) -> socket.socket:
+        """The connected socket (for its address or options; reading or writing it directly breaks
+        the codec).
+        """
         return self._driver.socket
 
     @property

@@ -23,7 +23,12 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import NoReturn, TypeVar
 
-import trio
+try:
+    import trio
+except ModuleNotFoundError as exc:  # one clear line naming the extra, not a bare traceback
+    from s3p_codec._extras import MissingExtra
+
+    raise MissingExtra("trio", "s3p_codec.io.trio", exc.name or "trio") from None
 
 from s3p_codec._core.connection import Connection
 from s3p_codec.io._common import CLOSE_TIMEOUT, DEFAULT_RECEIVE_SIZE, Driver

@@ -125,6 +125,7 @@ class BlockWriter:
         return self._owner is not None
 
     def is_set_up(self, writer_id: uuid.UUID) -> bool:
+        """True once a ``SetupAppend`` for ``writer_id`` was sent."""
         return writer_id in self._sessions
 
     def last_sent(self, writer_id: uuid.UUID) -> int | None:
@@ -137,7 +138,11 @@ class BlockWriter:
         self._sessions[setup.writer_id] = _Session(setup.writer_id, setup.request_id)
 
     def check(self, append: Append) -> list[bytes]:
-        """Validate ``append`` without changing anything; return its Event frames."""
+        """Validate ``append`` without changing anything; return its Event frames.
+
+        Raises ``LocalProtocolError`` for a writer never set up, an empty or non-tuple event list,
+        an event number that is not a signed 64-bit integer or is not above the last one sent.
+        """
         if not isinstance(append.writer_id, uuid.UUID):
             raise LocalProtocolError("writer_id must be a uuid.UUID", code=ErrorCode.INVALID_FIELD)
         session = self._sessions.get(append.writer_id)
@@ -313,6 +318,9 @@ class BlockReader:
         return writer
 
     def setup(self, setup: SetupAppend) -> None:
+        """Register a writer from its ``SetupAppend``; raises ``RemoteProtocolError`` beyond
+        ``max_writers`` writers.
+        """
         if setup.writer_id not in self._writers and len(self._writers) >= self.max_writers:
             raise RemoteProtocolError(
                 f"more than {self.max_writers} writers on one connection",
@@ -321,6 +329,7 @@ class BlockReader:
         self._writers[setup.writer_id] = _Writer(setup.segment)
 
     def block(self, block: AppendBlock) -> None:
+        """Open an append block (its content is kept, not copied, until the ``AppendBlockEnd``)."""
         self.block_in(block.writer_id, block.data, 0, len(block.data))
 
     def block_in(self, writer_id: uuid.UUID, data: bytes, base: int, end: int) -> None:
@@ -332,6 +341,9 @@ class BlockReader:
         self._end = end
 
     def conditional(self, command: ConditionalAppend | ConditionalBlockEnd) -> None:
+        """Check a conditional append's event number against its writer; raises
+        ``RemoteProtocolError`` if it went backwards or the writer was never set up.
+        """
         writer = self._writer(command.writer_id)
         if command.event_number < writer.last_event_number:
             raise _invalid(
@@ -341,7 +353,12 @@ class BlockReader:
         writer.last_event_number = command.event_number
 
     def block_end(self, end: AppendBlockEnd) -> Append:
-        """The whole events of the block ``end`` closes; raises on any broken rule."""
+        """The whole events of the block ``end`` closes.
+
+        Raises ``RemoteProtocolError`` (``INVALID_APPEND``) on any broken rule: a writer never set
+        up, a mismatched writer, a bad ``sizeOfWholeEvents`` or ``numEvents``, an event number going
+        backwards, data that is not whole Event frames.
+        """
         block_writer, content = self._block_writer, self._content
         base, stop_at = self._base, self._end
         self.reset()

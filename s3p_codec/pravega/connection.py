@@ -91,8 +91,11 @@ class Limits:
     """
 
     max_frame: int = MAX_FRAME
+    """Largest payload a frame header may declare (the protocol's 0xFFFFFF at most)."""
     max_event_size: int = 8 << 20
+    """Largest event the client's block writer sends."""
     max_writers: int = 10_000
+    """Most writers one connection may set up."""
 
     def __attrs_post_init__(self) -> None:
         if not 64 <= self.max_frame <= MAX_FRAME:
@@ -159,14 +162,19 @@ class Connection:
 
     @property
     def role(self) -> Role:
+        """The role this connection speaks for."""
         return self._role
 
     @property
     def state(self) -> ConnectionState:
+        """Where the connection is (``ConnectionState``); CLOSED and ERROR are final."""
         return self._state
 
     @property
     def finished(self) -> bool:
+        """True once the connection can carry no more traffic (CLOSED, or ERROR with the error reply
+        sent): close the transport.
+        """
         if self._state is ConnectionState.ERROR:
             return self._reply is None
         return self._state is ConnectionState.CLOSED
@@ -221,8 +229,9 @@ class Connection:
         """Buffer bytes from the peer; ``b""`` means the peer closed.
 
         While nothing is buffered, a chunk is parsed where it lies: frames wholly inside it are
-        decoded without copying it into the buffer first (an append block's content is not
-        copied at all). Only the unparsed rest of a chunk moves into the buffer, once.
+        decoded without copying it into the buffer first (an append block's content is not copied at
+        all). Only the unparsed rest of a chunk moves into the buffer, once. Raises
+        ``LocalProtocolError`` for bytes fed after the end of the stream.
         """
         if self._eof and data:
             raise LocalProtocolError("data after end of stream", code=ErrorCode.STATE)

@@ -45,7 +45,11 @@ def _split_pair(match: re.Match[str]) -> str:
 
 
 def encode(text: str, *, strict: bool = True) -> bytes:
-    """``text`` as modified UTF-8 (without the u16 length prefix)."""
+    """``text`` as modified UTF-8 (without the u16 length prefix).
+
+    Raises ``MUTF8Error`` when the result is over 65535 bytes, or (strict mode) ``text`` holds a
+    broken surrogate.
+    """
     if text.isascii() and "\x00" not in text:
         data = text.encode("ascii")
     else:
@@ -65,7 +69,10 @@ def encode(text: str, *, strict: bool = True) -> bytes:
 
 
 def decode(data: bytes, *, strict: bool = True) -> str:
-    """Modified UTF-8 ``data`` (without the length prefix) as a ``str``."""
+    """Modified UTF-8 ``data`` (without the length prefix) as a ``str``.
+
+    Raises ``MUTF8Error`` for bytes that are not modified UTF-8 (in strict mode: a raw NUL too).
+    """
     if data.isascii():
         if b"\x00" not in data:
             return data.decode("ascii")

@@ -90,11 +90,17 @@ class Observer:
         self._next_pair = 0
 
     def observe(self, direction: Direction, data: bytes) -> Sequence[ObserverOutput[PravegaEvent]]:
+        """Feed bytes seen travelling ``direction``; return the events, errors and
+        resynchronisations they complete.
+        """
         side = self._sides[direction]
         side.buffer.feed(data)
         return self._drain(side)
 
     def gap(self, direction: Direction, size: int) -> Sequence[ObserverOutput[PravegaEvent]]:
+        """``size`` bytes were lost in ``direction``: skip the rest of the frame if the lost bytes
+        fit inside it, else scan for the next plausible frame header.
+        """
         side = self._sides[direction]
         buffer = side.buffer
         start = buffer.position + len(buffer)
@@ -119,6 +125,8 @@ class Observer:
         return [ObservedGap(direction, start, size, resynchronized=False)]
 
     def close(self, direction: Direction) -> Sequence[ObserverOutput[PravegaEvent]]:
+        """No more bytes come in ``direction``: report a frame or append block the stream cut short.
+        """
         side = self._sides[direction]
         out: list[ObserverOutput[PravegaEvent]] = []
         buffer = side.buffer

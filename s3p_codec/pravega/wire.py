@@ -41,6 +41,7 @@ __all__ = [
     "parse_events",
 ]
 
+#: The frame header: i32 type code, i32 payload length, big-endian.
 HEADER = struct.Struct(">ii")
 HEADER_SIZE = 8
 """``TYPE_PLUS_LENGTH_SIZE``: i32 type code, i32 payload length."""
@@ -124,6 +125,8 @@ def encode(event: Command | Opaque, *, strict: bool = True) -> bytes:
     """One typed command (or an ``Opaque`` one) as a frame, validated; no connection rules.
 
     Useful on its own to craft traffic (tests, fuzzers); connections add the protocol's rules.
+    Raises ``LocalProtocolError`` for an invalid field, something that is not one wire command, or a
+    payload over ``MAX_FRAME``.
     """
     if type(event) is Opaque:
         if type(event.payload) is not bytes or not isinstance(event.type, CommandType):

@@ -133,14 +133,17 @@ class Connection:
 
     @property
     def role(self) -> Role:
+        """The role this connection speaks for."""
         return self._role
 
     @property
     def state(self) -> State:
+        """Where the connection is (``State``); CLOSED and ERROR are final."""
         return self._state
 
     @property
     def limits(self) -> Limits:
+        """The bounds this connection enforces."""
         return self._limits
 
     @property
@@ -150,6 +153,7 @@ class Connection:
 
     @property
     def pipelining(self) -> bool:
+        """True when a client may have several requests in flight (responses pair by order)."""
         return self._pipelining
 
     @property
@@ -229,7 +233,10 @@ class Connection:
     # --- receiving --------------------------------------------------------------------------
 
     def receive_data(self, data: bytes) -> None:
-        """Buffer bytes from the peer; ``b""`` means the peer closed its side."""
+        """Buffer bytes from the peer; ``b""`` means the peer closed its side.
+
+        Raises ``LocalProtocolError`` for bytes fed after the end of the stream.
+        """
         if self._eof:
             if data:
                 raise LocalProtocolError(

@@ -92,11 +92,15 @@ class MessageType(enum.IntEnum):
 
     @property
     def is_request(self) -> bool:
+        """True for a request type (below 0x80)."""
         return self < 0x80
 
     @property
     def response(self) -> MessageType:
-        """The response type of a request type: "Response type = Request type + 0x80"."""
+        """The response type of a request type: "Response type = Request type + 0x80".
+
+        Raises ``ValueError`` on a response type.
+        """
         if not self.is_request:
             raise ValueError(f"{self.name} is not a request type")
         return MessageType(self + 0x80)
@@ -119,6 +123,7 @@ class ErrorCode(enum.IntEnum):
 
 # --- free-form JSON -------------------------------------------------------------------------
 
+#: A free-form JSON value as events hold it (tuples for arrays, ``JsonObject`` for objects).
 JsonValue: TypeAlias = "bool | int | float | str | tuple[JsonValue, ...] | JsonObject | None"
 
 
@@ -243,7 +248,7 @@ def trusted(cls: type[EventT]) -> Callable[..., EventT]:
     It fills the slots directly: attrs' frozen ``__init__`` goes through
     ``object.__setattr__`` for each field and runs the converters, which costs more than all the
     checks of a small request. The instance is the same as ``cls(*values)`` (equal, same hash);
-    sequences must already be tuples and free-form values ``JsonObject``s.
+    sequences must already be tuples and free-form values ``JsonObject`` instances.
     """
     new = object.__new__
     setters = [cls.__dict__[field.name].__set__ for field in attrs.fields(cls)]  # type: ignore[arg-type]
@@ -377,12 +382,14 @@ class CreateTopic:
 
 @attrs.frozen(slots=True)
 class ListTopics:
+    """Request: every topic of the broker."""
     TYPE: ClassVar[str] = "ListTopics"
     TYPE_ID: ClassVar[MessageType] = MessageType.LIST_TOPICS
 
 
 @attrs.frozen(slots=True)
 class DescribeTopic:
+    """Request: a topic's partitions and their offsets."""
     TYPE: ClassVar[str] = "DescribeTopic"
     TYPE_ID: ClassVar[MessageType] = MessageType.DESCRIBE_TOPIC
 
@@ -402,12 +409,14 @@ class DescribePartition:
 
 @attrs.frozen(slots=True)
 class MetricsFetch:
+    """Request: the broker's metrics."""
     TYPE: ClassVar[str] = "MetricsFetch"
     TYPE_ID: ClassVar[MessageType] = MessageType.METRICS_FETCH
 
 
 @attrs.frozen(slots=True)
 class Ping:
+    """Request: a liveness check, answered by ``Pong``."""
     TYPE: ClassVar[str] = "Ping"
     TYPE_ID: ClassVar[MessageType] = MessageType.PING
 
@@ -417,6 +426,7 @@ class Ping:
 
 @attrs.frozen(slots=True)
 class ProduceResponse:
+    """The answer to ``Produce``: the offset of the first record and how many were appended."""
     TYPE: ClassVar[str] = "ProduceResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.PRODUCE_RESPONSE
 
@@ -428,6 +438,7 @@ class ProduceResponse:
 
 @attrs.frozen(slots=True)
 class FetchResponse:
+    """The answer to ``Fetch``: the records read and the offset to fetch from next."""
     TYPE: ClassVar[str] = "FetchResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.FETCH_RESPONSE
 
@@ -438,6 +449,7 @@ class FetchResponse:
 
 @attrs.frozen(slots=True)
 class OffsetCommitResponse:
+    """The answer to ``OffsetCommit``: whether the offset was stored."""
     TYPE: ClassVar[str] = "OffsetCommitResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.OFFSET_COMMIT_RESPONSE
 
@@ -446,6 +458,7 @@ class OffsetCommitResponse:
 
 @attrs.frozen(slots=True)
 class OffsetFetchResponse:
+    """The answer to ``OffsetFetch``: the committed offset, or None."""
     TYPE: ClassVar[str] = "OffsetFetchResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.OFFSET_FETCH_RESPONSE
 
@@ -455,6 +468,7 @@ class OffsetFetchResponse:
 
 @attrs.frozen(slots=True)
 class CreateTopicResponse:
+    """The answer to ``CreateTopic``: whether it succeeded and how many partitions were created."""
     TYPE: ClassVar[str] = "CreateTopicResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.CREATE_TOPIC_RESPONSE
 
@@ -464,6 +478,7 @@ class CreateTopicResponse:
 
 @attrs.frozen(slots=True)
 class ListTopicsResponse:
+    """The answer to ``ListTopics``: one ``TopicInfo`` per topic."""
     TYPE: ClassVar[str] = "ListTopicsResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.LIST_TOPICS_RESPONSE
 
@@ -472,6 +487,7 @@ class ListTopicsResponse:
 
 @attrs.frozen(slots=True)
 class DescribeTopicResponse:
+    """The answer to ``DescribeTopic``: one ``PartitionInfo`` per partition."""
     TYPE: ClassVar[str] = "DescribeTopicResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.DESCRIBE_TOPIC_RESPONSE
 
@@ -505,6 +521,7 @@ class MetricsFetchResponse:
 
 @attrs.frozen(slots=True)
 class Pong:
+    """The answer to ``Ping``."""
     TYPE: ClassVar[str] = "Pong"
     TYPE_ID: ClassVar[MessageType] = MessageType.PONG
 
@@ -525,6 +542,7 @@ class Error:
     details: JsonObject | None = attrs.field(default=None, converter=_freeze_optional_object)
 
 
+#: The requests a client sends.
 Request: TypeAlias = (
     Produce
     | Fetch
@@ -537,6 +555,7 @@ Request: TypeAlias = (
     | MetricsFetch
     | Ping
 )
+#: The responses a server sends (``Error`` included).
 Response: TypeAlias = (
     ProduceResponse
     | FetchResponse
@@ -550,8 +569,10 @@ Response: TypeAlias = (
     | Pong
     | Error
 )
+#: Any RustLog message.
 Event: TypeAlias = Request | Response
 
+#: The request classes, in the order of the spec's ``Request`` enum.
 REQUEST_TYPES: tuple[type[Request], ...] = (
     Produce,
     Fetch,
@@ -564,6 +585,7 @@ REQUEST_TYPES: tuple[type[Request], ...] = (
     MetricsFetch,
     Ping,
 )
+#: The response classes, in the order of the spec's ``Response`` enum.
 RESPONSE_TYPES: tuple[type[Response], ...] = (
     ProduceResponse,
     FetchResponse,

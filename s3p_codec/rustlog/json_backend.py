@@ -163,7 +163,10 @@ def default_backend() -> JsonBackend:
 
 
 def backend(name: str | JsonBackend | None = None) -> JsonBackend:
-    """Resolve ``"json"``, ``"orjson"``, a backend, or None (the default)."""
+    """Resolve ``"json"``, ``"orjson"``, a backend, or None (the default).
+
+    Raises ``ValueError`` for an unknown name, or ``"orjson"`` without the orjson package.
+    """
     if isinstance(name, JsonBackend):
         return name
     if name is None:

@@ -47,8 +47,11 @@ MAX_PARTITION_COUNT = 1000
 MAX_JSON_DEPTH = 64
 """Nesting bound for a payload (ours, not the spec's; see ``json_backend``)."""
 
+#: Largest u16.
 U16_MAX = (1 << 16) - 1
+#: Largest u32.
 U32_MAX = (1 << 32) - 1
+#: Largest u64.
 U64_MAX = (1 << 64) - 1
 
 
@@ -70,7 +73,10 @@ class Limits:
     """
 
     max_frame_size: int = attrs.field(default=MAX_FRAME_SIZE, validator=_frame_size)
+    """Largest frame payload, judged from the 4-byte header alone (larger: 413, fatal)."""
     max_records_per_produce: int = attrs.field(
         default=MAX_RECORDS_PER_PRODUCE, validator=_positive_u32
     )
+    """Most records in one Produce (more: 400, recoverable)."""
     max_record_size: int = attrs.field(default=MAX_RECORD_SIZE, validator=_positive_u32)
+    """Largest record after base64 decoding (larger: 413, recoverable)."""

@@ -102,6 +102,9 @@ class Observer:
     # --- the Observer protocol --------------------------------------------------------------
 
     def observe(self, direction: Direction, data: bytes) -> list[Output]:
+        """Feed bytes seen travelling ``direction``; return the events (responses paired by order),
+        errors and resynchronisations they complete.
+        """
         stream = self._streams[direction]
         if stream.closed or not data:
             return []
@@ -109,6 +112,9 @@ class Observer:
         return self._drain(direction, stream)
 
     def gap(self, direction: Direction, size: int) -> list[Output]:
+        """``size`` bytes were lost in ``direction``: skip the rest of the frame if they fit inside
+        it, else scan for the next plausible frame.
+        """
         stream = self._streams[direction]
         if stream.closed or size <= 0:
             return []
@@ -149,6 +155,7 @@ class Observer:
         return [ObservedGap(direction, start, size, resynchronized=False)]
 
     def close(self, direction: Direction) -> list[Output]:
+        """No more bytes come in ``direction``: report a frame the stream cut short."""
         stream = self._streams[direction]
         if stream.closed:
             return []

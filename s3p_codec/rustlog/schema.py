@@ -474,6 +474,7 @@ _METRICS_FETCH = MetricsFetch()
 _PING = Ping()
 _PONG = Pong()
 
+#: The decoder of each request ``type``: checks the fields and builds the event.
 REQUEST_DECODERS: Final[dict[str, Callable[[dict[str, Any], Context], Request]]] = {
     "Produce": _produce,
     "Fetch": _fetch,
@@ -639,6 +640,7 @@ def _error(obj: dict[str, Any], ctx: Context) -> Error:
     return _new_error(_ERROR_CODES.get(code, code), message, details)
 
 
+#: The decoder of each response ``type``: checks the fields and builds the event.
 RESPONSE_DECODERS: Final[dict[str, Callable[[dict[str, Any], Context], Response]]] = {
     "ProduceResponse": _produce_response,
     "FetchResponse": _fetch_response,

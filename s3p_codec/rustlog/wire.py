@@ -58,7 +58,10 @@ EventT = TypeVar("EventT", bound=Event)
 
 
 def check_length(length: int, limits: Limits) -> None:
-    """Reject a frame from its header alone (fatal: the stream cannot be trusted after it)."""
+    """Reject a frame from its header alone (fatal: the stream cannot be trusted after it).
+
+    Raises ``RemoteProtocolError`` for a length of 0 or over ``limits.max_frame_size``.
+    """
     if length > limits.max_frame_size:
         raise RemoteProtocolError(
             f"Frame length exceeds MAX_FRAME_SIZE: {length} > {limits.max_frame_size}",

@@ -99,7 +99,10 @@ class Codec:
         self._decompressor: Any = None
 
     def compress(self, data: bytes, compression: Compression) -> bytes:
-        """Compress ``data`` (the caller applies the 1 KiB threshold)."""
+        """Compress ``data`` (the caller applies the 1 KiB threshold).
+
+        Raises ``LocalProtocolError`` for zstd without the zstandard package (extra ``zstd``).
+        """
         if compression is Compression.ZSTD:
             if _zstd is None:
                 raise LocalProtocolError(
@@ -120,7 +123,10 @@ class Codec:
 
 
 def compress(data: bytes, compression: Compression) -> bytes:
-    """Compress ``data`` (the caller applies the 1 KiB threshold)."""
+    """Compress ``data`` (the caller applies the 1 KiB threshold).
+
+    Raises ``LocalProtocolError`` for zstd without the zstandard package (extra ``zstd``).
+    """
     if compression is Compression.ZSTD:
         if _zstd is None:
             raise LocalProtocolError("zstd needs the zstandard package", code=ErrorCode.BAD_FRAME)

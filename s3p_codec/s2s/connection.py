@@ -126,18 +126,22 @@ class Connection:
 
     @property
     def role(self) -> Role:
+        """The role this session speaks for."""
         return self._role
 
     @property
     def session(self) -> Session:
+        """The session kind: APPEND or READ."""
         return self._session
 
     @property
     def state(self) -> State:
+        """Where the session is (``State``); TERMINATED, CLOSED and ERROR are final."""
         return self._state
 
     @property
     def limits(self) -> Limits:
+        """The bounds this session enforces."""
         return self._limits
 
     @property
@@ -166,7 +170,10 @@ class Connection:
         self._passive = True
 
     def advise_reconnect(self) -> None:
-        """Server: set the "reconnect advised" flag on every later regular frame (draining)."""
+        """Server: set the "reconnect advised" flag on every later regular frame (draining).
+
+        Raises ``LocalProtocolError`` on a client.
+        """
         if self._role is not Role.SERVER:
             raise LocalProtocolError(
                 "only a server advises reconnection", code=ErrorCode.INVALID, fatal=False
@@ -215,7 +222,10 @@ class Connection:
         )
 
     def receive_data(self, data: bytes) -> None:
-        """Buffer bytes of the peer's body; ``b""`` means the body ended."""
+        """Buffer bytes of the peer's body; ``b""`` means the body ended.
+
+        Raises ``LocalProtocolError`` for bytes fed after the end of the body.
+        """
         if not data:
             self._eof = True
             return
@@ -224,8 +234,12 @@ class Connection:
         self._buffer.feed(data)
 
     def next_event(self, now: float | None = None) -> Event | NeedData:
-        """The next event, or ``NEED_DATA``. ``now`` (any monotonic clock, in seconds) stamps
-        the frame for ``check_heartbeat``."""
+        """The next event, or ``NEED_DATA``.
+
+        ``now`` (any monotonic clock, in seconds) stamps the frame for ``check_heartbeat``. Raises
+        ``SessionTerminated`` (or a subclass) on a terminal frame, and ``RemoteProtocolError`` when
+        the peer's frames break the protocol or the connection already failed.
+        """
         if self._pending:
             return self._pending.pop(0)
         if self._state is State.ERROR:

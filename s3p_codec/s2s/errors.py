@@ -102,10 +102,13 @@ class AppendConditionFailed(SessionTerminated):
 
     @property
     def expected_seq_num(self) -> int | None:
+        """The sequence number the stream expected, when ``match_seq_num`` failed the append."""
         return self.terminal.seq_num_mismatch
 
     @property
     def expected_fencing_token(self) -> str | None:
+        """The fencing token the stream expected, when a fencing token mismatch failed the append.
+        """
         return self.terminal.fencing_token_mismatch
 
 
@@ -114,4 +117,5 @@ class ReadUnwritten(SessionTerminated):
 
     @property
     def tail(self) -> StreamPosition | None:
+        """The stream's tail position the server reported, when it did."""
         return self.terminal.tail

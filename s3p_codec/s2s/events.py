@@ -131,6 +131,7 @@ class ReconnectAdvised:
     """
 
 
+#: Any S2S session event: what a client sends and what a server answers.
 Event: TypeAlias = AppendInput | AppendAck | ReadBatch | Heartbeat | Terminal | ReconnectAdvised
 
 

@@ -41,7 +41,9 @@ __all__ = [
     "records_path",
 ]
 
+#: The S2S session content type (``Content-Type`` and ``Accept``).
 CONTENT_TYPE = b"s2s/proto"
+#: HTTP header pairs, names and values as bytes.
 Headers = list[tuple[bytes, bytes]]
 
 
@@ -61,6 +63,8 @@ class ReadQuery:
     clamp: bool = False
 
     def to_params(self) -> list[tuple[str, str]]:
+        """The query parameters of a read session request, in S2's names; unset ones are left out.
+        """
         params = [
             (name, str(value))
             for name in ("seq_num", "timestamp", "tail_offset", "count", "bytes", "wait", "until")
@@ -243,8 +247,11 @@ def build_response(response: SessionResponse) -> tuple[int, Headers]:
 
 
 def error_response(error: ErrorResponse | Terminal) -> tuple[int, Headers, bytes]:
-    """Status, headers and JSON body of a pre-session error (a ``Terminal`` keeps its 412/416
-    details in the body, as S2 sends them)."""
+    """Status, headers and JSON body of a pre-session error.
+
+    A ``Terminal`` keeps its 412/416 details in the body, as S2 sends them. Raises
+    ``LocalProtocolError`` for a status that is 200 or not an HTTP status.
+    """
     if isinstance(error, ErrorResponse):
         error = Terminal(status=error.status, code=error.code, message=error.message)
     if type(error.status) is not int or not 100 <= error.status <= 599 or error.status == 200:
@@ -265,8 +272,8 @@ def check_response(
     """Client side: a 200 with ``s2s/proto`` opens the session; anything else raises.
 
     A non-200 raises the same typed errors as a terminal frame (``SessionTerminated``, and
-    ``AppendConditionFailed`` / ``ReadUnwritten`` for 412 / 416) built from its JSON body (pass
-    the whole body). A 200 with another content type is ``bad_header``.
+    ``AppendConditionFailed`` / ``ReadUnwritten`` for 412 / 416) built from its JSON body (pass the
+    whole body). A 200 with another content type raises ``RemoteProtocolError`` (``bad_header``).
     """
     headers = list(headers)
     if status != 200:

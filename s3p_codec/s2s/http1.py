@@ -49,7 +49,9 @@ class EndOfBody:
     """Ends the body this end writes: a normal end of session ("the HTTP body just ends")."""
 
 
+#: What ``Http1Connection.next_event`` yields.
 Http1Event = SessionRequest | SessionResponse | Event
+#: What ``Http1Connection.send`` accepts.
 Http1SendEvent = SessionRequest | SessionResponse | ErrorResponse | EndOfBody | Event
 
 
@@ -85,6 +87,7 @@ class Http1Connection:
 
     @property
     def role(self) -> Role:
+        """The role this connection speaks for."""
         return self._role
 
     @property
@@ -99,6 +102,7 @@ class Http1Connection:
 
     @property
     def state(self) -> State:
+        """The session's state once it is open, ERROR after a failure, CLOSED after the response."""
         if self._failed:
             return State.ERROR
         if self._session is not None and self._session.state is not State.OPEN:
@@ -109,6 +113,9 @@ class Http1Connection:
 
     @property
     def finished(self) -> bool:
+        """True once the exchange is over (response done, or failed with no reply owed): close the
+        transport.
+        """
         if self._reply_pending:
             return False
         if self._failed:
@@ -118,6 +125,11 @@ class Http1Connection:
         return self._response_done
 
     def send(self, event: Http1SendEvent) -> bytes:
+        """The bytes of a session request, response head, error response, session event or end of
+        body.
+
+        Raises ``LocalProtocolError`` when the event is not allowed now (HTTP/1.1 or S2S rules).
+        """
         try:
             if self._role is Role.CLIENT:
                 return self._client_send(event)
@@ -126,12 +138,20 @@ class Http1Connection:
             raise LocalProtocolError(f"HTTP/1.1: {exc}", code=ErrorCode.INVALID) from exc
 
     def receive_data(self, data: bytes) -> None:
+        """Buffer bytes from the peer; ``b""`` means it closed. Raises ``LocalProtocolError`` for
+        bytes after the end.
+        """
         try:
             self._h11.receive_data(data)
         except RuntimeError as exc:  # h11 refuses data after it saw the end
             raise LocalProtocolError(str(exc), code=ErrorCode.BAD_FRAME) from exc
 
     def next_event(self) -> Http1Event | NeedData:
+        """The next HTTP head or session event, or ``NEED_DATA``.
+
+        Raises ``SessionTerminated`` on a terminal frame and ``RemoteProtocolError`` when the peer
+        breaks HTTP/1.1 or S2S (on a server, with the reply to send), or when called after that.
+        """
         if self._failed:
             raise RemoteProtocolError("connection is in state ERROR", code=ErrorCode.BAD_FRAME)
         try:
@@ -147,6 +167,7 @@ class Http1Connection:
             raise
 
     def events(self) -> Iterator[Http1Event]:
+        """Every event the buffered bytes complete, until ``NEED_DATA``."""
         while True:
             event = self.next_event()
             if event is NEED_DATA:

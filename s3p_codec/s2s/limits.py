@@ -19,10 +19,15 @@ class Limits:
     compressed."""
 
     max_frame_length: int = MAX_FRAME_LENGTH
+    """Largest frame, flag byte included; minus one, the largest (decompressed) payload."""
     max_records_per_append: int = 1000
+    """Most records in one ``AppendInput``."""
     max_append_bytes: int = 1024 * 1024
+    """Most metered bytes in one ``AppendInput``."""
     heartbeat_timeout: float = 20.0
+    """Seconds of silence after which a read client gives up (``check_heartbeat``)."""
     compression_threshold: int = 1024
+    """Payloads smaller than this many bytes are sent uncompressed."""
 
     @property
     def max_payload(self) -> int:

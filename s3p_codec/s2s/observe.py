@@ -1,8 +1,9 @@
 """Passive decoding of captured S2S sessions: S2S frames inside HTTP/1.1 or HTTP/2 bodies.
 
 One ``Observer`` per TCP connection, fed both directions. It picks the HTTP version from the
-first bytes the client sent: the HTTP/2 connection preface (``PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n``,
-what the official SDKs send to an ``http://`` endpoint) hands the connection to
+first bytes the client sent: the HTTP/2 connection preface
+(``PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n``, what the official SDKs send to an ``http://``
+endpoint) hands the connection to
 ``observe_h2.Http2Observer`` (which needs the ``hpack`` package, in the ``capture`` extra);
 anything else is HTTP/1.1, decoded here. The server's bytes wait until the client's decide.
 Without any client bytes (the client's side lost or silent), a server side that opens with a
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Observer", "ObserverEvent"]
 
+#: The events an S2S ``Observer`` yields: HTTP heads, error responses and session frames.
 ObserverEvent = SessionRequest | SessionResponse | ErrorResponse | Event
 _Output = ObserverOutput[ObserverEvent]
 _MAX_ERROR_BODY = 64 * 1024
@@ -124,6 +126,9 @@ class Observer:
         self._failed: list[_Output] = []
 
     def observe(self, direction: Direction, data: bytes) -> Sequence[_Output]:
+        """Feed bytes seen travelling ``direction``; the client's first bytes pick HTTP/2 or
+        HTTP/1.1 decoding.
+        """
         if self._inner is not None:
             return self._inner.observe(direction, data)
         if direction is Direction.SERVER_TO_CLIENT:
@@ -137,6 +142,9 @@ class Observer:
         return self._decide(True) if size == len(_H2_PREFACE) else []
 
     def gap(self, direction: Direction, size: int) -> Sequence[_Output]:
+        """``size`` bytes were lost in ``direction`` (server bytes are held until the HTTP version
+        is known).
+        """
         if self._inner is not None:
             return self._inner.gap(direction, size)
         if direction is Direction.SERVER_TO_CLIENT:
@@ -146,6 +154,9 @@ class Observer:
         return [*out, *self._current().gap(direction, size)]
 
     def close(self, direction: Direction) -> Sequence[_Output]:
+        """No more bytes come in ``direction``; once the HTTP version is known, the decoder for it
+        reports what was cut short.
+        """
         if self._inner is not None:
             return self._inner.close(direction)
         if direction is Direction.SERVER_TO_CLIENT:

@@ -175,6 +175,7 @@ class Http2ErrorCode(enum.StrEnum):
 
     @property
     def number(self) -> int:
+        """The code's number on the wire (RFC 9113 section 7)."""
         return list(Http2ErrorCode).index(self)
 
 
@@ -291,6 +292,9 @@ class Http2Observer:
     # -- Observer protocol -----------------------------------------------------------------------
 
     def observe(self, direction: Direction, data: bytes) -> Sequence[_Output]:
+        """Feed bytes seen travelling ``direction``; return the S2S events of every HTTP/2 stream
+        they complete.
+        """
         side = self._sides[direction]
         side.fed += len(data)
         if side.dead or side.closed or not data:
@@ -299,6 +303,9 @@ class Http2Observer:
         return self._drain()
 
     def gap(self, direction: Direction, size: int) -> Sequence[_Output]:
+        """``size`` bytes were lost in ``direction``: HTTP/2 cannot resynchronise, so the direction
+        is abandoned.
+        """
         side = self._sides[direction]
         start = side.fed
         side.fed += size
@@ -308,6 +315,7 @@ class Http2Observer:
         return [ObservedGap(direction, start, size, resynchronized=False), *self._drain()]
 
     def close(self, direction: Direction) -> Sequence[_Output]:
+        """No more bytes come in ``direction``: report the streams it cut short."""
         side = self._sides[direction]
         if side.dead or side.closed:
             return []

@@ -12,6 +12,7 @@ So the codec owns its wire code, and ``tests/s2s/test_proto.py`` proves both dir
 with the official runtime on random messages, byte for byte on encode.
 
 Semantics follow proto3 as the runtime implements it:
+
 - implicit-presence scalars equal to their default are not written; ``optional`` fields are
   written whenever they are set ("a match_seq_num of 0 is written");
 - on decode, the last value of a repeated scalar field wins, a message field that appears twice

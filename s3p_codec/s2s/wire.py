@@ -30,9 +30,11 @@ __all__ = [
     "read_frame",
 ]
 
+#: Flag bit of a terminal frame (the session ends after it).
 FLAG_TERMINAL = 0x80
 COMPRESSION_MASK = 0x60
 COMPRESSION_SHIFT = 5
+#: Flag bit of a reconnect-advised frame.
 FLAG_RECONNECT_ADVISED = 0x10
 
 
@@ -88,7 +90,10 @@ def encode_frame(
     reconnect_advised: bool = False,
     max_length: int = 2 * 1024 * 1024,
 ) -> bytes:
-    """Frame a regular (non-terminal) payload; refuses one that would exceed the limit."""
+    """Frame a regular (non-terminal) payload.
+
+    Raises ``LocalProtocolError`` (not fatal) when the frame would exceed ``max_length``.
+    """
     length = 1 + len(payload)
     if length > max_length:
         raise LocalProtocolError(
@@ -119,7 +124,11 @@ def terminal_body(terminal: Terminal) -> bytes:
 
 
 def encode_terminal(terminal: Terminal, *, max_length: int = 2 * 1024 * 1024) -> bytes:
-    """A terminal frame: flag byte 0x80, u16 status, JSON body."""
+    """A terminal frame: flag byte 0x80, u16 status, JSON body.
+
+    Raises ``LocalProtocolError`` (not fatal) for a status outside [0, 65535], a body that is not
+    JSON-encodable, or a frame over ``max_length``.
+    """
     if type(terminal.status) is not int or not 0 <= terminal.status <= 0xFFFF:
         raise LocalProtocolError(
             "Terminal.status must be an int in [0, 65535]", code=ErrorCode.INVALID, fatal=False

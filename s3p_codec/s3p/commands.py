@@ -12,6 +12,7 @@ everything, errors included, to the element-by-element path. ``schema.build_requ
 the elements into a typed request for both.
 
 Decisions (NOTES.md asks for them):
+
 - A 2-element ``DELETE`` (``*2 DELETE name``, the appendix ABNF's ``array-of-2``) is accepted and
   means the same as ``DELETE name *0``: section 8.5 is normative and what we send, but accepting
   the appendix's form costs nothing and hides no ambiguity.

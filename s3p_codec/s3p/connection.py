@@ -113,10 +113,12 @@ class Connection:
 
     @property
     def role(self) -> Role:
+        """The role this connection speaks for."""
         return self._role
 
     @property
     def state(self) -> ConnectionState:
+        """Where the connection is (``ConnectionState``); CLOSED and ERROR are final."""
         return self._state
 
     @property
@@ -198,7 +200,10 @@ class Connection:
     # -- receiving --------------------------------------------------------------------------
 
     def receive_data(self, data: bytes) -> None:
-        """Buffer bytes from the peer; ``b""`` means the peer closed its side."""
+        """Buffer bytes from the peer; ``b""`` means the peer closed its side.
+
+        Raises ``LocalProtocolError`` for bytes fed after the end of the stream.
+        """
         if data and self._state is _OPEN and not self._eof:
             self._buffer.feed(data)  # the common case first: one test, one call
             return
@@ -216,7 +221,12 @@ class Connection:
         # CLOSED/ERROR: bytes after an Error reply are discarded with the connection.
 
     def next_event(self) -> Event | NeedData:
-        """The next complete event, ``NEED_DATA``, or ``RemoteProtocolError``."""
+        """The next complete event, or ``NEED_DATA``.
+
+        Raises ``RemoteProtocolError`` (with the S3P code, and on a server the ``ErrorReply`` to
+        send) when the peer's bytes break the protocol, again on every later call, and when the peer
+        closed mid-frame.
+        """
         buffer = self._buffer
         if len(buffer.data) < buffer.want and self._state is _OPEN and not self._eof:
             return NEED_DATA  # still short of what the frame being read needs

@@ -205,6 +205,9 @@ class ErrorReply:
     message: str
 
 
+#: The requests a client sends.
 Request: TypeAlias = Create | Append | Read | Trim | Delete
+#: The replies a server sends.
 Reply: TypeAlias = Ok | AppendReply | ReadReply | ErrorReply
+#: Any S3P message.
 Event: TypeAlias = Request | Reply

@@ -63,12 +63,19 @@ class Limits:
     """
 
     max_stream_name: int = attrs.field(default=256, validator=_positive)
+    """Longest stream name, in bytes (longer: ``ERR_BAD_FORMAT``)."""
     max_records_per_append: int = attrs.field(default=1000, validator=_positive)
+    """Most records in one APPEND (more: ``ERR_LIMITS``)."""
     max_record_size: int = attrs.field(default=1 << 20, validator=_positive)
+    """Largest record, in bytes (larger: ``ERR_LIMITS``)."""
     max_append_size: int = attrs.field(default=8 << 20, validator=_positive)
+    """Largest sum of record sizes in one APPEND (larger: ``ERR_LIMITS``)."""
     default_count: int = attrs.field(default=100, validator=_positive)
+    """The COUNT a READ without one gets (a server's choice; at most ``max_count``)."""
     max_count: int = attrs.field(default=10_000, validator=_positive)
+    """Largest COUNT a READ may ask for (larger: ``ERR_LIMITS``)."""
     max_block_ms: int = attrs.field(default=30_000, validator=_non_negative)
+    """Longest BLOCK a READ may ask for, in milliseconds (longer: ``ERR_LIMITS``)."""
 
     def __attrs_post_init__(self) -> None:
         if self.default_count > self.max_count:

@@ -384,6 +384,9 @@ class ReplyParser:
 
     @property
     def in_reply(self) -> bool:
+        """True while a reply is partly read or buffered bytes wait to be parsed (EOF now is mid-
+        frame).
+        """
         return self._count >= 0 or self._bulk >= 0 or len(self.buffer) > 0 or bool(self._ready)
 
     def next_reply(self, request: Request, upcoming: Iterable[Request] = ()) -> Reply | None:

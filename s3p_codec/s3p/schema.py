@@ -27,6 +27,7 @@ from s3p_codec.s3p.wire import Malformed, bad_format
 
 __all__ = ["ARITY", "COMMAND_NAMES", "KNOWN_OPTIONS", "build_request", "quote"]
 
+#: The five command names, as they appear on the wire.
 COMMAND_NAMES = (b"CREATE", b"APPEND", b"READ", b"TRIM", b"DELETE")
 ARITY = {b"CREATE": 3, b"APPEND": 4, b"READ": 3, b"TRIM": 3, b"DELETE": 3}
 """Elements of each command's top-level array (v0.1.0 also accepts a 2-element DELETE)."""

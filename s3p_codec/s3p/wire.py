@@ -46,6 +46,7 @@ __all__ = [
     "encode_value",
 ]
 
+#: The line terminator.
 CRLF = b"\r\n"
 ARRAY = 0x2A  # "*"
 BULK = 0x24  # "$"
@@ -138,6 +139,9 @@ class WireBuffer:
         return self.base + self.pos
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> None:
+        """Add a received chunk (kept by reference; a ``bytearray`` or ``memoryview`` is copied
+        first).
+        """
         if type(chunk) is not bytes:
             chunk = bytes(chunk)  # we keep chunks (and views of them): they must not change
         left = self.big_left
@@ -383,9 +387,14 @@ class WireReader:
         self._bulk = -1  # pending bulk payload length
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Add received bytes."""
         self.buffer.feed(data)
 
     def next_value(self) -> WireValue | None:
+        """The next complete wire value, or None when more bytes are needed.
+
+        Raises ``Malformed`` (with the S3P error code) when the bytes break the framing or a bound.
+        """
         buf = self.buffer
         stack = self._stack
         while True:

@@ -79,4 +79,5 @@ def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 's3p_codec.spark' has no attribute {name!r}")
+    importlib.import_module("s3p_codec._extras.spark")  # MissingExtra without the spark extra
     return getattr(importlib.import_module(f"s3p_codec.spark.{module}"), name)

@@ -60,7 +60,9 @@ __all__ = [
     "register",
 ]
 
+#: ``spark.read.format(...)`` name of the decoded-events data source.
 EVENTS_FORMAT = "s3p_codec"
+#: ``spark.read.format(...)`` name of the TCP-segments data source.
 SEGMENTS_FORMAT = "s3p_codec_segments"
 _BATCH_ROWS = 4096
 
@@ -136,12 +138,15 @@ class SegmentsDataSource(DataSource):
 
     @classmethod
     def name(cls) -> str:
+        """The format name: ``spark.read.format("s3p_codec_segments")``."""
         return SEGMENTS_FORMAT
 
     def schema(self) -> str:
+        """The DDL schema of segment rows."""
         return segment_ddl()
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        """A reader that turns each capture file into TCP segment rows in its own task."""
         return _SegmentsReader(self.options)
 
 
@@ -202,12 +207,15 @@ class CaptureDataSource(DataSource):
 
     @classmethod
     def name(cls) -> str:
+        """The format name: ``spark.read.format("s3p_codec")``."""
         return EVENTS_FORMAT
 
     def schema(self) -> str:
+        """The DDL schema of decoded-event rows (``capture.COLUMNS``)."""
         return spark_ddl()
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        """A reader that decodes each capture file in its own task."""
         return _EventsReader(self.options)
 
 

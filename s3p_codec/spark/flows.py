@@ -37,6 +37,7 @@ __all__ = [
     "spark_ddl",
 ]
 
+#: The column names of a decoded-events DataFrame, in order (``capture.COLUMNS``).
 EVENT_COLUMNS = tuple(c.name for c in COLUMNS)
 _FLOW_KEY = ("flow_a_addr", "flow_a_port", "flow_b_addr", "flow_b_port")
 _SPARK_TYPES = {"str": "string", "int": "bigint", "float": "double", "bool": "boolean"}

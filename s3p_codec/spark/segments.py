@@ -59,10 +59,12 @@ SEGMENT_SCHEMA = pa.schema(
 """One row per TCP segment (the fields of ``capture.Segment`` plus the flow key), or per broken
 file (``error`` set, flow and segment columns null)."""
 
+#: Most rows in one Arrow batch a reader yields.
 BATCH_ROWS = 8192
 BATCH_BYTES = 8 << 20
 """A batch is flushed at whichever bound comes first, so a task holds at most ~8 MiB of payload."""
 
+#: The segment columns, in order, as ``capture.Segment`` names them.
 SEGMENT_FIELDS = (
     "file", "file_index", "number", "ts", "src", "sport", "dst", "dport", "seq", "ack", "flags",
     "payload", "length",

@@ -20,6 +20,7 @@ from s3p_codec.spark.datasource import register
 
 __all__ = ["DEFAULT_MASTER", "local_cores", "spark_session"]
 
+#: The embedded default: local mode on every core.
 DEFAULT_MASTER = "local[*]"
 _LOG4J = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")

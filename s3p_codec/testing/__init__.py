@@ -97,5 +97,6 @@ __all__ = ["Answer", "Malformed", "MalformedReply", "Valid", "chunkings", "split
 def __getattr__(name: str) -> Any:
     # Lazy: hypothesis loads only when a strategy is asked for.
     if name in __all__:
+        importlib.import_module("s3p_codec._extras.testing")  # MissingExtra without hypothesis
         return getattr(importlib.import_module("s3p_codec.testing.strategies"), name)
     raise AttributeError(f"module 's3p_codec.testing' has no attribute {name!r}")

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PROTOCOLS", "make_target", "parse_address", "register", "run"]
 
+#: The protocols ``s3p-codec fuzz`` can drive.
 PROTOCOLS = ("s3p", "rustlog", "s2s", "pravega", "durable")
 
 

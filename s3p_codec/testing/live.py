@@ -80,6 +80,7 @@ class Finding:
     count: int = 1
 
     def to_json(self) -> dict[str, Any]:
+        """This finding as a JSON-ready dict (the smallest input in hex and repr)."""
         return {
             "check": self.check,
             "label": self.label,
@@ -115,9 +116,11 @@ class Report:
 
     @property
     def ok(self) -> bool:
+        """True when the run had no finding and was not aborted."""
         return not self.findings and self.aborted is None
 
     def add(self, finding: Finding) -> None:
+        """Count ``finding``; keep the smallest input seen for its (check, label)."""
         key = (finding.check, finding.label)
         old = self.findings.get(key)
         if old is None:
@@ -133,6 +136,7 @@ class Report:
             )
 
     def to_json(self) -> dict[str, Any]:
+        """The whole report as a JSON-ready dict."""
         return {
             "protocol": self.protocol,
             "address": self.address,
@@ -148,11 +152,13 @@ class Report:
         }
 
     def write_json(self, path: str) -> None:
+        """Write ``to_json()`` to ``path``; raises ``OSError`` if the file cannot be written."""
         with open(path, "w", encoding="utf-8") as out:
             json.dump(self.to_json(), out, indent=2)
             out.write("\n")
 
     def summary(self) -> str:
+        """The human-readable report: counts, then each finding with its smallest input."""
         lines = [
             f"fuzz {self.protocol} at {self.address} (seed {self.seed}): "
             f"{self.malformed} malformed, {self.valid} valid, {self.probes} probes "

@@ -40,6 +40,9 @@ class CodecReader:
         return None
 
     def feed(self, data: bytes) -> Answer:
+        """Feed the server's bytes (``b""``: it closed) to the client codec; return the answer so
+        far.
+        """
         if self._answer.problem:
             return self._answer
         try:

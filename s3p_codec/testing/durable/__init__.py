@@ -32,6 +32,7 @@ Where each part lives (every name below is importable from this package):
 
 from __future__ import annotations
 
+from s3p_codec._extras import testing as _testing_extra  # noqa: F401 - MissingExtra without it
 from s3p_codec.testing.durable._wire import STREAM as STREAM
 from s3p_codec.testing.durable._wire import TYPES as TYPES
 from s3p_codec.testing.durable._wire import C as C

@@ -143,6 +143,7 @@ def _sse_events(base64: bool) -> st.SearchStrategy[list[durable.SSEData | durabl
     return st.lists(data | control, max_size=4)
 
 
+#: The events a client-role codec yields for one response.
 ClientEvents = tuple[durable.ClientEvent, ...]
 
 

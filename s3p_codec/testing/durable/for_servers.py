@@ -12,7 +12,9 @@ from s3p_codec import durable
 from s3p_codec.testing.durable._wire import STREAM, TYPES, C, _client
 from s3p_codec.testing.strategies import Malformed
 
+#: The JSON-mode stream the cases use.
 JSON_STREAM = "/v1/stream/fuzz-json"
+#: The ``Host`` header line every generated request carries.
 HOST = b"host: 127.0.0.1\r\n"
 
 

@@ -68,22 +68,28 @@ class Target:
         return Valid(type(request).__name__, _client().send(request), request)
 
     def setup(self) -> list[Valid]:
+        """Requests sent once before fuzzing, each on its own connection."""
         return [
             self._valid(durable.Create(STREAM, content_type="text/plain")),
             self._valid(durable.Create(JSON_STREAM, content_type="application/json")),
         ]
 
     def malformed(self) -> st.SearchStrategy[Malformed]:
+        """Malformed byte streams and the answer each must get."""
         return st.one_of(malformed(self.limits), decisions())
 
     def valid(self) -> st.SearchStrategy[Valid]:
+        """Well-formed requests, each of which must get a well-formed answer."""
         return requests().map(self._valid)
 
     def probe(self) -> Valid:
+        """A cheap request that a healthy server always answers without an error."""
         return self._valid(durable.Read(STREAM, "now"))
 
     def reader(self, sent: Malformed | Valid) -> _Reader:
+        """A fresh reader for the answer to ``sent``."""
         return _Reader(sent)
 
     def follow_up(self, sent: Malformed | Valid) -> Valid | None:
+        """What to send on the same connection after a non-fatal error (None: nothing)."""
         return None

@@ -34,6 +34,7 @@ Where each part lives (every name below is importable from this package):
 
 from __future__ import annotations
 
+from s3p_codec._extras import testing as _testing_extra  # noqa: F401 - MissingExtra without it
 from s3p_codec.testing.pravega._wire import HELLO as HELLO
 from s3p_codec.testing.pravega._wire import SEGMENT as SEGMENT
 from s3p_codec.testing.pravega._wire import WRITER as WRITER

@@ -24,6 +24,7 @@ from s3p_codec.testing.pravega._wire import (
 )
 from s3p_codec.testing.strategies import MalformedReply, Valid
 
+#: Strategy: any signed 64-bit integer.
 I64 = st.integers(-(1 << 63), (1 << 63) - 1)
 
 

@@ -162,6 +162,7 @@ def malformed(limits: pravega.Limits | None = None) -> st.SearchStrategy[Malform
     return st.one_of(_framing(lim), _strings(), _orders(), _truncated(), _aggregates(lim))
 
 
+#: The ``SetupAppend`` frame for ``WRITER`` on ``SEGMENT``, sent before append cases.
 SETUP = pravega.encode(pravega.SetupAppend(1, WRITER, SEGMENT))
 
 

@@ -40,20 +40,26 @@ class Target:
         return Valid(type(command).__name__, HELLO + pravega.encode(command), command)
 
     def setup(self) -> list[Valid]:
+        """Requests sent once before fuzzing, each on its own connection."""
         return [self._valid(pravega.CreateSegment(1, "fuzz/fuzz/0"))]
 
     def malformed(self) -> st.SearchStrategy[Malformed]:
+        """Malformed byte streams and the answer each must get."""
         return malformed(self.limits)
 
     def valid(self) -> st.SearchStrategy[Valid]:
         # ReadSegment of an open segment's tail waits for data: keep it out of live traffic.
+        """Well-formed requests, each of which must get a well-formed answer."""
         return requests().filter(lambda c: not isinstance(c, pravega.ReadSegment)).map(self._valid)
 
     def probe(self) -> Valid:
+        """A cheap request that a healthy server always answers without an error."""
         return self._valid(pravega.GetStreamSegmentInfo(2, "fuzz/fuzz/0"))
 
     def reader(self, sent: Malformed | Valid) -> _Reader:
+        """A fresh reader for the answer to ``sent``."""
         return _Reader(sent)
 
     def follow_up(self, sent: Malformed | Valid) -> Valid | None:
+        """What to send on the same connection after a non-fatal error (None: nothing)."""
         return None

@@ -26,6 +26,7 @@ Where each part lives (every name below is importable from this package):
 
 from __future__ import annotations
 
+from s3p_codec._extras import testing as _testing_extra  # noqa: F401 - MissingExtra without it
 from s3p_codec.testing.rustlog._wire import BAD as BAD
 from s3p_codec.testing.rustlog._wire import TOO_LARGE as TOO_LARGE
 from s3p_codec.testing.rustlog._wire import TOPIC_CHARS as TOPIC_CHARS

@@ -41,19 +41,25 @@ class Target:
         return Valid(type(event).__name__, _client().send(event), event)
 
     def setup(self) -> list[Valid]:
+        """Requests sent once before fuzzing, each on its own connection."""
         return [self._valid(rustlog.CreateTopic("fuzz", 1))]
 
     def malformed(self) -> st.SearchStrategy[Malformed]:
+        """Malformed byte streams and the answer each must get."""
         return malformed(self.limits)
 
     def valid(self) -> st.SearchStrategy[Valid]:
+        """Well-formed requests, each of which must get a well-formed answer."""
         return st.one_of(requests().map(self._valid), edge_cases())
 
     def probe(self) -> Valid:
+        """A cheap request that a healthy server always answers without an error."""
         return self._valid(rustlog.Ping())
 
     def reader(self, sent: Malformed | Valid) -> _Reader:
+        """A fresh reader for the answer to ``sent``."""
         return _Reader(sent)
 
     def follow_up(self, sent: Malformed | Valid) -> Valid | None:
+        """A ``Ping``: after a recoverable error the connection must still answer."""
         return self.probe()

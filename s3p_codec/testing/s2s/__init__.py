@@ -37,6 +37,7 @@ Where each part lives (every name below is importable from this package):
 
 from __future__ import annotations
 
+from s3p_codec._extras import testing as _testing_extra  # noqa: F401 - MissingExtra without it
 from s3p_codec.testing.s2s._wire import HEAD as HEAD
 from s3p_codec.testing.s2s._wire import STREAM as STREAM
 from s3p_codec.testing.s2s._wire import TOKEN as TOKEN

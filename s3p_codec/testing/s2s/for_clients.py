@@ -25,10 +25,12 @@ from s3p_codec.testing.s2s._wire import (
 )
 from s3p_codec.testing.strategies import MalformedReply, Valid
 
+#: Largest u64.
 U64 = (1 << 64) - 1
 
 
 def positions() -> st.SearchStrategy[s2s.StreamPosition]:
+    """Strategy: any ``StreamPosition`` (sequence number and timestamp in u64 range)."""
     return st.builds(s2s.StreamPosition, st.integers(0, U64), st.integers(0, U64))
 
 
@@ -51,8 +53,11 @@ def replies() -> st.SearchStrategy[s2s.Heartbeat | s2s.ReadBatch | s2s.Terminal]
     return st.one_of(read_batches(), st.builds(s2s.Heartbeat, positions()), terminals)
 
 
+#: The append session request the client cases start with.
 APPEND_REQUEST = s2s.SessionRequest(s2s.Session.APPEND, STREAM, token=TOKEN)
+#: The read session request the client cases start with.
 READ_REQUEST = s2s.SessionRequest(s2s.Session.READ, STREAM, token=TOKEN)
+#: The last chunk of a chunked HTTP/1.1 body.
 END = b"0\r\n\r\n"
 
 
@@ -63,6 +68,7 @@ def _response_head() -> bytes:
     return server.send(s2s.SessionResponse())
 
 
+#: The session response head our server-role codec writes.
 RESPONSE_HEAD = _response_head()
 
 

@@ -25,6 +25,7 @@ from s3p_codec.testing.strategies import Malformed, Valid
 
 
 def append_records() -> st.SearchStrategy[s2s.AppendRecord]:
+    """Strategy: an ``AppendRecord`` with a small body and up to two headers."""
     headers = st.lists(
         st.builds(s2s.Header, st.binary(min_size=1, max_size=8), st.binary(max_size=8)),
         max_size=2,

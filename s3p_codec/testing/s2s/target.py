@@ -59,6 +59,7 @@ class Target:
         self.limits = limits or s2s.Limits()
 
     def setup(self) -> list[Valid]:
+        """Requests sent once before fuzzing, each on its own connection."""
         ensure = (
             b"PUT /v1/streams/%s HTTP/1.1\r\nhost: 127.0.0.1\r\n"
             b"authorization: Bearer fuzz\r\ncontent-length: 0\r\n\r\n"
@@ -66,6 +67,7 @@ class Target:
         return [Valid("ensure stream", ensure % STREAM.encode(), None)]
 
     def malformed(self) -> st.SearchStrategy[Malformed]:
+        """Malformed byte streams and the answer each must get."""
         return malformed(self.limits)
 
     def _valid(self, event: s2s.AppendInput) -> Valid:
@@ -73,13 +75,17 @@ class Target:
         return Valid("AppendInput", HEAD + _chunk(session.send(event)), event)
 
     def valid(self) -> st.SearchStrategy[Valid]:
+        """Well-formed requests, each of which must get a well-formed answer."""
         return st.one_of(append_inputs().map(self._valid), edge_cases())
 
     def probe(self) -> Valid:
+        """A cheap request that a healthy server always answers without an error."""
         return self._valid(s2s.AppendInput((s2s.AppendRecord(b"probe"),)))
 
     def reader(self, sent: Malformed | Valid) -> _Reader:
+        """A fresh reader for the answer to ``sent``."""
         return _Reader(sent)
 
     def follow_up(self, sent: Malformed | Valid) -> Valid | None:
+        """What to send on the same connection after a non-fatal error (None: nothing)."""
         return None

@@ -30,6 +30,7 @@ Where each part lives (every name below is importable from this package):
 
 from __future__ import annotations
 
+from s3p_codec._extras import testing as _testing_extra  # noqa: F401 - MissingExtra without it
 from s3p_codec.testing.s3p._wire import BAD as BAD
 from s3p_codec.testing.s3p._wire import LIMITS as LIMITS
 from s3p_codec.testing.s3p._wire import U64 as U64

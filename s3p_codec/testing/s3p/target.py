@@ -52,9 +52,11 @@ class Target:
         return Valid(type(event).__name__, wire, event)
 
     def setup(self) -> list[Valid]:
+        """Requests sent once before fuzzing, each on its own connection."""
         return [self._valid(s3p.Create(b"fuzz"))]
 
     def malformed(self) -> st.SearchStrategy[Malformed]:
+        """Malformed byte streams and the answer each must get."""
         cases = malformed(self.limits, self.version)
         if self.version == s3p.Version.V0_2_0:
             exists = Malformed(
@@ -67,13 +69,16 @@ class Target:
         return cases
 
     def valid(self) -> st.SearchStrategy[Valid]:
+        """Well-formed requests, each of which must get a well-formed answer."""
         plain = requests(self.limits, self.version).map(lambda r: self._valid(_no_block(r)))
         return st.one_of(plain, edge_cases(self.limits, self.version))
 
     def probe(self) -> Valid:
+        """A cheap request that a healthy server always answers without an error."""
         return self._valid(s3p.Read(b"fuzz", count=1))
 
     def reader(self, sent: Malformed | Valid) -> _Reader:
+        """A fresh reader for the answer to ``sent``."""
         if isinstance(sent, Malformed) and not sent.fatal:
             return _Reader(Valid("CREATE", sent.data, s3p.Create(b"fuzz")), self.version)
         return _Reader(sent, self.version)
