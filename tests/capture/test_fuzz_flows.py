@@ -91,7 +91,8 @@ def check(rows: list[Row]) -> None:
     for row in rows:
         assert isinstance(row, Row)
         assert row.kind in KINDS
-        assert row.first_packet >= 0 and row.wire_bytes >= 0
+        assert row.first_packet >= 0
+        assert row.wire_bytes >= 0
         assert set(row.as_dict()) == set(COLUMN_NAMES)
 
 
