@@ -28,6 +28,7 @@ import s3p_codec
 from s3p_codec._core import Direction, Observed, ObservedError, ObservedGap, Observer
 from s3p_codec.capture.describe import describe_event, plain, short_repr, shorten
 from s3p_codec.capture.detect import DEFAULT_PORTS, SNIFF_LIMIT, sniff
+from s3p_codec.capture.inputs import unreadable_reason
 from s3p_codec.capture.pcap import (
     TCP_ACK,
     TCP_SYN,
@@ -148,19 +149,22 @@ class FlowDecoder:
         self._decode_as = decode_as
         self._observers = observers
         self._held: list[StreamItem] = []
-        self._prefix: dict[Endpoint, bytearray] = {e: bytearray() for e in conversation.halves}
-        self._done: dict[Endpoint, bool] = dict.fromkeys(conversation.halves, False)
+        # Sniffing state, made when the first bytes come (most flows of a scan never carry any).
+        self._prefix: dict[Endpoint, bytearray] = {}
+        self._done: dict[Endpoint, bool] = {}
         self.decided = False
         self.protocol: str | None = None
         self.client: Endpoint | None = None
         self._observer: Observer[Any] | None = None
-        self._maps = {d: _PacketMap() for d in Direction}
+        self._maps: dict[Direction, _PacketMap] = {}
         self._requests: dict[int, float] = {}
-        self._abandoned: set[Direction] = set()
-        self._begun: set[Direction] = set()
-        self._reported: set[Direction] = set()
+        # Tuples, not sets: at most two members, and a set costs 216 bytes per flow.
+        self._abandoned: tuple[Direction, ...] = ()
+        self._begun: tuple[Direction, ...] = ()
+        self._reported: tuple[Direction, ...] = ()
         self._undecoded: dict[Direction, list[Any]] = {}
         self._held_bytes = 0
+        self._held_payload = False  # bytes or gaps among the held items
         self.last_segment = conversation.first
         self.last_seen = conversation.first.ts
         self.carried_data = False
@@ -200,7 +204,7 @@ class FlowDecoder:
     def finish(self) -> list[Row]:
         """The capture has no more segments for this conversation: flush everything."""
         rows = self._items(self.conversation.finish())
-        if not self.decided and not any(isinstance(i, StreamData | StreamGap) for i in self._held):
+        if not self.decided and not self._held_payload:
             # Nothing but handshakes or stray ACKs (say, the last ACK after both FINs): there is
             # nothing to decode and no protocol to guess.
             self.decided = True
@@ -217,15 +221,22 @@ class FlowDecoder:
             return []
         if self.decided:
             return self._feed(items)
+        if not self._done:
+            self._prefix = {e: bytearray() for e in self.conversation.halves}
+            self._done = dict.fromkeys(self.conversation.halves, False)
         self._held.extend(items)
         for item in items:
             prefix = self._prefix[item.sender]
+            if not isinstance(item, StreamEnd):
+                self._held_payload = True
             if isinstance(item, StreamData):
                 self._held_bytes += len(item.data) + HELD_PIECE_COST
             if isinstance(item, StreamData) and not self._done[item.sender]:
                 prefix += item.data[: max(0, SNIFF_LIMIT - len(prefix))]
             else:
                 self._done[item.sender] = True
+        if not self._held_payload:
+            return []  # only ends so far (a lone SYN closing): no protocol to choose yet
         return self._decide(final=False)
 
     # -- protocol choice ---------------------------------------------------------------------
@@ -310,11 +321,11 @@ class FlowDecoder:
             if observer is None or direction in self._abandoned:
                 continue  # no row will ever need this direction's packets
             if isinstance(item, StreamData):
-                self._maps[direction].add(item.offset + len(item.data), item.segment)
+                self._map(direction).add(item.offset + len(item.data), item.segment)
             elif isinstance(item, StreamGap):
-                self._maps[direction].add(item.offset + item.size, item.segment)
+                self._map(direction).add(item.offset + item.size, item.segment)
             if direction not in self._begun and not isinstance(item, StreamEnd):
-                self._begun.add(direction)
+                self._begun += (direction,)
                 midstream = self.conversation.halves[item.sender].syn_seq is None
                 if midstream and self.protocol in RESYNC_AT_START:
                     # The capture began mid-stream: the first byte seen may sit inside a frame,
@@ -336,8 +347,14 @@ class FlowDecoder:
 
     def _abandon(self, direction: Direction) -> None:
         """Feed this direction no more, and forget which packets carried it."""
-        self._abandoned.add(direction)
-        self._maps[direction] = _PacketMap()
+        self._abandoned += (direction,)
+        self._maps.pop(direction, None)
+
+    def _map(self, direction: Direction) -> _PacketMap:
+        packets = self._maps.get(direction)
+        if packets is None:
+            packets = self._maps[direction] = _PacketMap()
+        return packets
 
     def _observe_gap(self, observer: Observer[Any], direction: Direction, size: int) -> Any:
         try:
@@ -387,12 +404,13 @@ class FlowDecoder:
     def _rows(self, outputs: Sequence[object]) -> list[Row]:
         rows = []
         for out in outputs:
-            if isinstance(out, Observed | ObservedError | ObservedGap):
-                self._reported.add(out.direction)
+            direction = getattr(out, "direction", None)  # any of Observed, -Error, -Gap
+            if isinstance(direction, Direction) and direction not in self._reported:
+                self._reported += (direction,)
             if isinstance(out, Observed):
                 rows.append(self._event_row(out))
             elif isinstance(out, ObservedError):
-                span = self._maps[out.direction].span(out.start, out.start + 1)
+                span = self._map(out.direction).span(out.start, out.start + 1)
                 if span is None:
                     continue
                 what = "resynchronized" if out.resynchronized else "direction abandoned"
@@ -414,7 +432,7 @@ class FlowDecoder:
                     )
                 )
             elif isinstance(out, ObservedGap):
-                span = self._maps[out.direction].span(out.start, out.start + max(out.size, 1))
+                span = self._map(out.direction).span(out.start, out.start + max(out.size, 1))
                 if span is None:
                     continue
                 what = "resynchronized" if out.resynchronized else "not resynchronized yet"
@@ -433,7 +451,7 @@ class FlowDecoder:
         return rows
 
     def _event_row(self, out: Observed[Any]) -> Row:
-        span = self._maps[out.direction].span(out.start, out.end)
+        span = self._map(out.direction).span(out.start, out.end)
         assert span is not None  # an event covers bytes we fed, so packets were recorded
         first, last = span
         latency = None
@@ -528,9 +546,10 @@ the usual 2 x MSL of TCP's TIME-WAIT."""
 DEFAULT_IDLE_TIMEOUT = 300.0
 """Seconds of capture time without a segment after which a conversation is closed (flushed, with
 an ``evicted``/``IdleTimeout`` row); later segments of it start a new conversation. 0 disables."""
-DEFAULT_MAX_FLOWS = 100_000
+DEFAULT_MAX_FLOWS = 50_000
 """Conversations open at once; at the limit the least recently active one is closed with an
-``evicted``/``FlowLimit`` row (error code ``flow_limit``). About 3 KiB each while idle."""
+``evicted``/``FlowLimit`` row (error code ``flow_limit``). A flow that carried no bytes (a lone
+SYN) costs about 2 KiB, so the default bounds a SYN flood to about 100 MiB."""
 
 
 @attrs.frozen
@@ -856,7 +875,12 @@ def _size(path: str) -> int:
 
 
 def _capture_error_row(path: str, exc: Exception) -> Row:
-    message = exc.message if isinstance(exc, CaptureFileError) else str(exc)
+    if isinstance(exc, CaptureFileError):
+        message = exc.message
+    elif isinstance(exc, OSError):
+        message = unreadable_reason(path) or exc.strerror or str(exc)
+    else:
+        message = str(exc)
     return capture_error_row(path, type(exc).__name__, message, exc)
 
 

@@ -122,6 +122,11 @@ class HalfStream:
     delivered) only adds the bytes nobody sent before, so the first copy of every byte wins.
     """
 
+    __slots__ = (
+        "_held", "_pending_bytes", "_starts", "base", "closed", "fin_at", "last_segment",
+        "max_pending", "next", "sender", "syn_seq",
+    )  # fmt: skip
+
     def __init__(self, sender: Endpoint, max_pending: int = DEFAULT_MAX_PENDING) -> None:
         self.sender = sender
         self.max_pending = max_pending
@@ -283,6 +288,8 @@ class Conversation:
     ``client`` is known from the handshake (the side that sent SYN without ACK); without one it
     stays None and the decoding layer decides by ports.
     """
+
+    __slots__ = ("client", "first", "halves", "key", "reset")
 
     def __init__(self, key: FlowKey, first: Segment, max_pending: int = DEFAULT_MAX_PENDING):
         self.key = key
