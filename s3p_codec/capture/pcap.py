@@ -146,15 +146,16 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
     def read(self, size: int = -1) -> bytes:
-        if not self._head:
-            return self._rest.read(size)
-        if size < 0:
-            head, self._head = self._head, b""
-            return head + self._rest.read()
-        head, self._head = self._head[:size], self._head[size:]
-        if len(head) < size:
-            head += _read_exactly(self._rest.read, size - len(head))
-        return head
+        """Up to ``size`` bytes, fewer when no more are there yet (a pipe): gzip's reader asks
+        for 8 KiB at a time and must get the bytes already written, not wait for 8 KiB."""
+        if self._head:
+            if size < 0:
+                head, self._head = self._head, b""
+                return head + self._rest.read()
+            head, self._head = self._head[:size], self._head[size:]
+            return head
+        read1 = getattr(self._rest, "read1", None)
+        return bytes(read1(size) if read1 is not None and size >= 0 else self._rest.read(size))
 
 
 def maybe_gunzip(raw: IO[bytes]) -> IO[bytes]:

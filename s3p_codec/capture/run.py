@@ -56,12 +56,26 @@ class FollowedFile(io.RawIOBase):
             size = READ_CHUNK
         got = bytearray()
         while len(got) < size:
+            stopped = self._stopped.is_set()  # before the read: bytes written before stop() count
             more = self._file.read(size - len(got))
             if more:
                 got += more
-            elif self._stopped.wait(self._poll):
+            elif stopped:
                 break
+            else:
+                self._stopped.wait(self._poll)
         return bytes(got)
+
+    def read1(self, size: int = -1) -> bytes:
+        """The bytes there are, up to ``size``: waits only while there are none."""
+        if size < 0:
+            size = READ_CHUNK
+        while True:
+            stopped = self._stopped.is_set()
+            more = self._file.read1(size)
+            if more or stopped:
+                return more
+            self._stopped.wait(self._poll)
 
     def readinto(self, buffer: Any) -> int:
         data = self.read(len(memoryview(buffer)))
