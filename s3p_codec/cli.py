@@ -100,7 +100,8 @@ EXTRA_HINT = "pip install 's3p-codec[capture]'"
 def _missing(command: str, exc: ImportError) -> int:
     """One line naming the missing package and the extra that brings it; exit status 2."""
     print(
-        f"s3p-codec {command} needs the capture extra ({exc.name} is missing): {EXTRA_HINT}",
+        f"s3p-codec {command} needs the capture extra ({(exc.name or '?').split('.')[0]} "
+        f"is missing): {EXTRA_HINT}",
         file=sys.stderr,
     )
     return 2

@@ -108,3 +108,165 @@ def test_progress_bar_on_request(capture: Path, capsys: pytest.CaptureFixture[st
     assert "decoding" in capsys.readouterr().err
     assert main(["stats", str(capture), "--no-progress"]) == 0
     assert capsys.readouterr().err == ""
+
+
+# -- unreadable inputs, directories and globs (issue 20.2) -----------------------------------
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "text", "empty", "glob"])
+def test_an_unreadable_input_is_one_stderr_line_and_exit_2(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "x.pcap"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "text":
+        path.write_text("hello, not a capture\n")
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "glob":
+        path = tmp_path / "nothing-*.pcap"
+    assert main(["decode", str(path)]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.splitlines()
+    assert line.startswith(f"s3p-codec: {path}: ")
+    reason = line.removeprefix(f"s3p-codec: {path}: ")
+    assert reason == {
+        "missing": "no such file",
+        "directory": "a directory without files",
+        "text": "not a pcap or pcapng file (starts with b'hell')",
+        "empty": "empty file (no capture header)",
+        "glob": "no file matches this pattern",
+    }[kind]
+    assert f"# {path}: cannot read: {reason}" in captured.out.splitlines()  # the table says it
+    assert main(["stats", str(path)]) == 2
+
+
+def test_one_readable_input_is_enough_and_the_table_shows_the_other(
+    capture: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "gone.pcap"
+    assert main(["decode", str(capture), str(missing)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == f"s3p-codec: {missing}: no such file\n"
+    assert f"# {missing}: cannot read: no such file" in captured.out
+    assert sum("Append " in line for line in captured.out.splitlines()) == 2
+
+
+def test_decode_takes_directories_and_quoted_globs(
+    capture: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["decode", str(capture), "--format", "jsonl"]) == 0
+    expected = capsys.readouterr().out
+    assert main(["decode", str(tmp_path), "--format", "jsonl"]) == 0
+    assert capsys.readouterr().out == expected
+    assert main(["decode", str(tmp_path / "s3p.*"), "--format", "jsonl"]) == 0
+    assert capsys.readouterr().out == expected
+
+
+# -- missing extras (issue 20.3) -------------------------------------------------------------
+
+_WITHOUT = """
+import sys
+sys.modules[{module!r}] = None  # as if not installed
+from s3p_codec.cli import main
+sys.exit(main({argv!r}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "command", "extra_args"),
+    [
+        ("dpkt", "decode", []),
+        ("dpkt", "stats", []),
+        ("sortedcontainers", "decode", []),
+        ("pyarrow", "decode", ["--out", "OUT.parquet"]),
+        ("tqdm", "stats", ["--progress"]),
+    ],
+)
+def test_a_missing_extra_is_named_in_one_line_with_exit_2(
+    capture: Path, tmp_path: Path, module: str, command: str, extra_args: list[str]
+) -> None:
+    argv = [command, str(capture), *(a.replace("OUT", str(tmp_path / "o")) for a in extra_args)]
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT.format(module=module, argv=argv)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"s3p-codec {command} needs the capture extra ({module} is missing): "
+        "pip install 's3p-codec[capture]'\n"
+    )
+    assert done.stdout == ""
+
+
+# -- output format from the suffix (issue 20.6) ----------------------------------------------
+
+
+def test_the_out_suffix_chooses_the_format(capture: Path, tmp_path: Path) -> None:
+    parquet = tmp_path / "rows.parquet"
+    assert main(["decode", str(capture), "--out", str(parquet)]) == 0
+    assert pq.read_table(parquet).num_rows == 20
+    jsonl = tmp_path / "rows.jsonl"
+    assert main(["decode", str(capture), "--out", str(jsonl)]) == 0
+    assert len([json.loads(line) for line in jsonl.read_text().splitlines()]) == 20
+    text = tmp_path / "rows.txt"
+    assert main(["decode", str(capture), "--out", str(text)]) == 0
+    assert text.read_text().startswith("pkt")
+    forced = tmp_path / "forced.parquet"
+    assert main(["decode", str(capture), "--out", str(forced), "--format", "jsonl"]) == 0
+    assert forced.read_text().startswith("{")
+
+
+# -- tshark habits: time, display filter, count (issue 20.10) --------------------------------
+
+
+def _table_rows(out: str) -> list[list[str]]:
+    return [line.split() for line in out.splitlines()[1:] if not line.startswith("# ")]
+
+
+def test_table_time_is_relative_by_default_and_absolute_on_request(
+    capture: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["decode", str(capture)]) == 0
+    rows = _table_rows(capsys.readouterr().out)
+    assert rows[0][1] == "0.000000"
+    assert rows[1][1] == "0.001000"
+    assert main(["decode", str(capture), "-t", "epoch"]) == 0
+    assert _table_rows(capsys.readouterr().out)[0][1] == "1700000000.004000"
+    assert main(["decode", str(capture), "-t", "absolute"]) == 0
+    assert _table_rows(capsys.readouterr().out)[0][1:3] == ["2023-11-14", "22:13:20.004000"]
+    assert main(["decode", str(capture), "--format", "jsonl"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[0])["ts"] == 1700000000.004
+
+
+def test_display_filter_keeps_the_matching_rows(
+    capture: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def kept(expression: str) -> list[dict[str, object]]:
+        assert main(["decode", str(capture), "--format", "jsonl", "-Y", expression]) == 0
+        return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+    assert len(kept("s3p")) == 20
+    assert kept("rustlog") == []
+    appends = kept("protocol==s3p and event_type==Append")
+    assert [(r["event_type"], r["count"]) for r in appends] == [("Append", 2)] * 2
+    assert len(kept("latency_ms >= 0.5 and not kind==error")) == 10
+    assert len(kept('stream contains "ord" || event_type == Ok')) == 16  # 5 named + 3 Ok, x2
+    assert kept("kind==error") == []
+
+
+def test_a_bad_display_filter_is_a_usage_error(
+    capture: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["decode", str(capture), "-Y", "latency_ms > fast"])
+    assert info.value.code == 2
+    assert "-Y: latency_ms is a number; 'fast' at column 14 is not" in capsys.readouterr().err
+
+
+def test_count_stops_after_n_rows(capture: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["decode", str(capture), "--format", "jsonl", "-c", "3"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 3
+    assert main(["decode", str(capture), "--format", "jsonl", "-c", "2", "-Y", "count"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2

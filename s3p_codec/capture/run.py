@@ -193,6 +193,7 @@ class CaptureRun:
             assert self.interface is not None
             proc, stream, _ = start_tcpdump(self.tcpdump, self.interface, self.bpf)
             self._cleanup.append(lambda: _stop(proc))
+            print(f"Capturing on '{self.interface}'", file=sys.stderr, flush=True)  # as tshark
             return decode_stream(
                 stream, self.ports, name=self.interface, limits=self.limits, on_file=self._note
             )
