@@ -161,19 +161,29 @@ class _Prefixed(io.RawIOBase):
 def maybe_gunzip(raw: IO[bytes]) -> IO[bytes]:
     """``raw`` itself, or a gunzipping reader over it when it starts with gzip's magic.
 
-    ``raw`` may be a pipe: the first two bytes are read and put back in front, never sought.
+    ``raw`` may be a pipe: its first two bytes are peeked at (or read and put back in front),
+    never sought.
     """
-    if raw.seekable():
+    peek = getattr(raw, "peek", None)
+    head = peek(2)[:2] if peek is not None and not raw.seekable() else b""
+    source: Any
+    if len(head) == 2:
+        # A buffered pipe (standard input): looked at, nothing consumed. gzip's reader asks for
+        # 8 KiB at a time, so it gets the pipe through ``_Prefixed``, which hands out what is
+        # there instead of waiting for 8 KiB.
+        source = raw if head != _GZIP_MAGIC else _Prefixed(b"", raw)
+    elif raw.seekable():
         head = raw.read(2)
         raw.seek(0)
         source = raw
     else:
         head = _read_exactly(raw.read, 2)
-        source = _Prefixed(head, raw)  # type: ignore[assignment]
+        source = _Prefixed(head, raw)
     if head == _GZIP_MAGIC:
         unzipped: IO[bytes] = gzip.GzipFile(fileobj=source, mode="rb")  # type: ignore[assignment]
         return unzipped
-    return source
+    stream: IO[bytes] = source
+    return stream
 
 
 def open_capture(path: str) -> IO[bytes]:
