@@ -1,6 +1,7 @@
 """What the command line's capture arguments name: files, directories and glob patterns.
 
-A directory stands for the files directly in it, a pattern (``'cap-*.pcap*'``, quoted so the
+A directory stands for the capture files directly in it (files that start like a pcap, pcapng
+or gzip file; anything else beside them is passed over), a pattern (``'cap-*.pcap*'``, quoted so the
 shell leaves it alone) for the files it matches. A name that matches nothing is kept as it is,
 so that decoding reports it (a missing file is an error row and a line on stderr, not silence).
 """
@@ -23,7 +24,7 @@ def expand_inputs(patterns: Iterable[str]) -> list[str]:
     for pattern in patterns:
         if os.path.isdir(pattern):
             inside = sorted(glob.glob(os.path.join(glob.escape(pattern), "*")))
-            files = [p for p in inside if os.path.isfile(p)]
+            files = [p for p in inside if os.path.isfile(p) and _looks_like_capture(p)]
             found.extend(files or [pattern])
         elif glob.has_magic(pattern) and not os.path.exists(pattern):
             matches = [p for p in sorted(glob.glob(pattern)) if os.path.isfile(p)]
@@ -31,6 +32,23 @@ def expand_inputs(patterns: Iterable[str]) -> list[str]:
         else:
             found.append(pattern)
     return capture_order(dict.fromkeys(found))
+
+
+_MAGICS = (
+    b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d",  # pcap
+    b"\x0a\x0d\x0d\x0a",  # pcapng
+)  # fmt: skip
+
+
+def _looks_like_capture(path: str) -> bool:
+    """A directory's member is taken when it starts like a capture (or gzip): notes, scripts
+    and JSON beside the captures are passed over, as a reader of the directory expects."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return True  # let decoding say why it cannot be read
+    return head.startswith(b"\x1f\x8b") or head in _MAGICS
 
 
 def unreadable_reason(path: str) -> str | None:
@@ -41,7 +59,7 @@ def unreadable_reason(path: str) -> str | None:
     if not os.path.exists(path):
         return "no such file"
     if os.path.isdir(path):
-        return "a directory without files"
+        return "a directory without capture files"
     if not os.access(path, os.R_OK):
         return "permission denied"
     return None
