@@ -99,7 +99,7 @@ def check(rows: list[Row]) -> None:
 TINY = Limits(idle_timeout=5.0, max_flows=2, max_pending=1500)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(segments())
 def test_any_packet_sequence_gives_rows_never_an_exception(segs: list[Segment]) -> None:
     check(list(decode_segments(segs)))
@@ -107,7 +107,7 @@ def test_any_packet_sequence_gives_rows_never_an_exception(segs: list[Segment]) 
     check(list(decode_segments(segs, {7500: "durable", 9092: "s2s", 40000: "pravega"})))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(segments())
 def test_each_flow_alone_decodes_as_in_the_whole_capture(segs: list[Segment]) -> None:
     """What Spark relies on: one key's segments, shuffled, give the rows that key gets in a
@@ -121,7 +121,7 @@ def test_each_flow_alone_decodes_as_in_the_whole_capture(segs: list[Segment]) ->
     assert sorted(whole, key=repr) == sorted(per_flow, key=repr)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.binary(max_size=300), st.integers(0, 400))
 def test_damaged_capture_bytes_end_in_a_capture_error_never_another_exception(
     noise: bytes, cut: int
