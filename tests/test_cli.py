@@ -138,13 +138,16 @@ def test_an_unreadable_input_is_one_stderr_line_and_exit_2(
     (line,) = captured.err.splitlines()
     assert line.startswith(f"s3p-codec: {path}: ")
     reason = line.removeprefix(f"s3p-codec: {path}: ")
-    assert reason == {
-        "missing": "no such file",
-        "directory": "a directory without capture files",
-        "text": "not a pcap or pcapng file (starts with b'hell')",
-        "empty": "empty file (no capture header)",
-        "glob": "no file matches this pattern",
-    }[kind]
+    assert (
+        reason
+        == {
+            "missing": "no such file",
+            "directory": "a directory without capture files",
+            "text": "not a pcap or pcapng file (starts with b'hell')",
+            "empty": "empty file (no capture header)",
+            "glob": "no file matches this pattern",
+        }[kind]
+    )
     assert f"# {path}: cannot read: {reason}" in captured.out.splitlines()  # the table says it
     assert main(["stats", str(path)]) == 2
 
@@ -448,7 +451,7 @@ def test_live_on_an_interface_tcpdump_refuses_is_one_line(
     fake = tmp_path / "tcpdump"
     fake.write_text(
         "#!/bin/sh\necho \"tcpdump: eth9: You don't have permission to perform this capture "
-        "on that device\" >&2\nexit 1\n"
+        'on that device" >&2\nexit 1\n'
     )
     fake.chmod(0o755)
     assert main(["live", "-i", "eth9", "--tcpdump", str(fake)]) == 2

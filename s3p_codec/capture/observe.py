@@ -163,6 +163,7 @@ class FlowDecoder:
         self._begun: tuple[Direction, ...] = ()
         self._reported: tuple[Direction, ...] = ()
         self._undecoded: dict[Direction, list[Any]] = {}
+        self._gap_reasons: dict[tuple[Direction, int], str] = {}  # a few at most, popped
         self._held_bytes = 0
         self._held_payload = False  # bytes or gaps among the held items
         self.last_segment = conversation.first
@@ -324,6 +325,8 @@ class FlowDecoder:
                 self._map(direction).add(item.offset + len(item.data), item.segment)
             elif isinstance(item, StreamGap):
                 self._map(direction).add(item.offset + item.size, item.segment)
+                if item.reason:
+                    self._gap_reasons[(direction, item.offset)] = item.reason
             if direction not in self._begun and not isinstance(item, StreamEnd):
                 self._begun += (direction,)
                 midstream = self.conversation.halves[item.sender].syn_seq is None
@@ -436,6 +439,12 @@ class FlowDecoder:
                 if span is None:
                     continue
                 what = "resynchronized" if out.resynchronized else "not resynchronized yet"
+                if self._gap_reasons.pop((out.direction, out.start), "") == "max_pending":
+                    limit = self.conversation.halves[next(iter(self.conversation.halves))]
+                    what += (
+                        f"; not waited for: more than max_pending={limit.max_pending} bytes "
+                        "were held behind it"
+                    )
                 rows.append(
                     self._row(
                         out.direction,

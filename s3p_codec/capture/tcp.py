@@ -92,6 +92,7 @@ class StreamGap:
     offset: int
     size: int
     segment: Segment
+    reason: str = ""  # "max_pending" when given up on because too much waited behind it
 
 
 @attrs.frozen(slots=True)
@@ -187,7 +188,7 @@ class HalfStream:
         out = self._deliver()
         if self._pending_bytes > self.max_pending and self._starts:
             # Too much waits behind a hole: give up on it so memory stays bounded.
-            out += self._skip_to(self._starts[0], seg)
+            out += self._skip_to(self._starts[0], seg, "max_pending")
         return out
 
     def acknowledged(self, ack: int, seg: Segment) -> list[StreamItem]:
@@ -251,10 +252,10 @@ class HalfStream:
         self._held[pos] = (end, piece, seg)
         self._pending_bytes += _cost(pos, end, piece)
 
-    def _skip_to(self, offset: int, seg: Segment) -> list[StreamItem]:
+    def _skip_to(self, offset: int, seg: Segment, reason: str = "") -> list[StreamItem]:
         out: list[StreamItem] = []
         if offset > self.next:
-            out.append(StreamGap(self.sender, self.next, offset - self.next, seg))
+            out.append(StreamGap(self.sender, self.next, offset - self.next, seg, reason))
             self.next = offset
         return out + self._deliver()
 

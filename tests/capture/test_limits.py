@@ -176,9 +176,7 @@ except CaptureFileError as exc:
 
 
 @pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
-def test_a_record_claiming_4_gib_costs_only_what_the_file_holds(
-    tmp_path: Path, fmt: str
-) -> None:
+def test_a_record_claiming_4_gib_costs_only_what_the_file_holds(tmp_path: Path, fmt: str) -> None:
     """Issue 21.15: a 4 GiB caplen reached read(caplen): MemoryError under an address-space
     limit. Reads are now bounded by what the file holds."""
     path = tmp_path / f"claim.{fmt}"
@@ -210,3 +208,21 @@ def test_limits_are_checked() -> None:
 def test_clean_conversations_are_untouched_by_the_limits() -> None:
     frames = conversation(Flow(CLIENT, SERVER)) + conversation(Flow(("10.0.0.5", 41000), SERVER))
     assert events(rows_of(frames, limits=Limits(max_flows=1, idle_timeout=1))) == EXPECTED * 2
+
+
+def test_a_gap_given_up_on_at_max_pending_says_so() -> None:
+    """Issue 16: a flow's buffered-bytes limit, when hit, gives a row that says so."""
+    f = Flow(CLIENT, SERVER)
+    exchanges = s3p_exchanges()
+    frames = f.handshake()
+    lost = f.segment(True, exchanges[0][0])  # never captured
+    frames += [f.segment(True, request) for request, _ in exchanges[1:]]
+    del lost
+    rows = rows_of(frames, limits=Limits(max_pending=2 * HELD_PIECE_COST))
+    gaps = [r for r in rows if r.kind == "gap"]
+    assert len(gaps) == 1
+    assert gaps[0].wire_bytes == len(exchanges[0][0])
+    assert "not waited for: more than max_pending=1200 bytes were held behind it" in (
+        gaps[0].detail
+    )
+    assert events(rows) == ["Append", "Read", "Trim", "Delete"]
