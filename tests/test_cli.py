@@ -357,11 +357,17 @@ def test_decode_follow_reads_a_growing_file_and_ctrl_c_prints_the_summary(
     assert summary[1].split()[:3] == ["s3p", "2", "20"]
 
 
-def test_follow_takes_one_file(capture: Path) -> None:
+def test_follow_takes_one_existing_file(
+    capture: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit):
         main(["decode", "--follow", str(capture), str(capture)])
     with pytest.raises(SystemExit):
         main(["decode", "-", str(capture)])
+    capsys.readouterr()
+    missing = tmp_path / "not-yet.pcap"
+    assert main(["decode", "--follow", str(missing)]) == 2
+    assert capsys.readouterr().err == f"s3p-codec: {missing}: no such file\n"
 
 
 def _free_port() -> int:

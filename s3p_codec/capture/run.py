@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -201,7 +202,7 @@ class CaptureRun:
             return decode_stream(
                 sys.stdin.buffer, self.ports, name="-", limits=self.limits, on_file=self._note
             )
-        if self.follow:
+        if self.follow and os.path.isfile(self.inputs[0]):
             followed = FollowedFile(self.inputs[0])
             self._cleanup.append(followed.close)
             return decode_stream(
