@@ -32,6 +32,7 @@ import dpkt
 __all__ = [
     "CaptureFileError",
     "Packet",
+    "PrefixedStream",
     "Segment",
     "TCP_ACK",
     "TCP_FIN",
@@ -123,8 +124,10 @@ class Segment:
         return (self.file_index, self.number)
 
 
-class _Prefixed(io.RawIOBase):
-    """A stream with bytes already read from it put back in front (no seeking needed)."""
+class PrefixedStream(io.RawIOBase):
+    """A stream with bytes already read from it put back in front (no seeking needed): how a
+    pipe's first bytes are looked at (gzip or not, pcap or pcapng) and still decoded. Reads
+    return the bytes there are, like a raw stream; errors are those of the stream behind."""
 
     def __init__(self, head: bytes, rest: IO[bytes]) -> None:
         super().__init__()
@@ -169,16 +172,16 @@ def maybe_gunzip(raw: IO[bytes]) -> IO[bytes]:
     source: Any
     if len(head) == 2:
         # A buffered pipe (standard input): looked at, nothing consumed. gzip's reader asks for
-        # 8 KiB at a time, so it gets the pipe through ``_Prefixed``, which hands out what is
+        # 8 KiB at a time, so it gets the pipe through ``PrefixedStream``, which hands out what is
         # there instead of waiting for 8 KiB.
-        source = raw if head != _GZIP_MAGIC else _Prefixed(b"", raw)
+        source = raw if head != _GZIP_MAGIC else PrefixedStream(b"", raw)
     elif raw.seekable():
         head = raw.read(2)
         raw.seek(0)
         source = raw
     else:
         head = _read_exactly(raw.read, 2)
-        source = _Prefixed(head, raw)
+        source = PrefixedStream(head, raw)
     if head == _GZIP_MAGIC:
         unzipped: IO[bytes] = gzip.GzipFile(fileobj=source, mode="rb")  # type: ignore[assignment]
         return unzipped

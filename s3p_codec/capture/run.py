@@ -25,7 +25,7 @@ import attrs
 
 from s3p_codec.capture.inputs import expand_inputs
 from s3p_codec.capture.observe import FileOutcome, Limits, decode_files, decode_stream
-from s3p_codec.capture.pcap import READ_CHUNK
+from s3p_codec.capture.pcap import READ_CHUNK, PrefixedStream
 from s3p_codec.capture.rowfilter import FilterError, RowFilter, compile_filter
 from s3p_codec.capture.table import Row, Summary, format_summary, format_table
 
@@ -127,9 +127,7 @@ def start_tcpdump(
         if "permission" in reason.lower() or "not permitted" in reason.lower():
             reason += " (capturing needs root or the CAP_NET_RAW capability)"
         raise TcpdumpError(reason)
-    from s3p_codec.capture.pcap import _Prefixed  # noqa: PLC0415
-
-    stream: IO[bytes] = _Prefixed(head, proc.stdout)  # type: ignore[assignment]
+    stream: IO[bytes] = PrefixedStream(head, proc.stdout)  # type: ignore[assignment]
     return proc, stream, errors
 
 
