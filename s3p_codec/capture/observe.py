@@ -28,7 +28,6 @@ import s3p_codec
 from s3p_codec._core import Direction, Observed, ObservedError, ObservedGap, Observer
 from s3p_codec.capture.describe import describe_event, plain, short_repr, shorten
 from s3p_codec.capture.detect import DEFAULT_PORTS, SNIFF_LIMIT, sniff
-from s3p_codec.capture.inputs import unreadable_reason
 from s3p_codec.capture.pcap import (
     TCP_ACK,
     TCP_SYN,
@@ -884,12 +883,9 @@ def _size(path: str) -> int:
 
 
 def _capture_error_row(path: str, exc: Exception) -> Row:
-    if isinstance(exc, CaptureFileError):
-        message = exc.message
-    elif isinstance(exc, OSError):
-        message = unreadable_reason(path) or exc.strerror or str(exc)
-    else:
-        message = str(exc)
+    # The OS's own words ("[Errno 2] No such file or directory: 'x'"), as the Spark reader
+    # words the same row; the command line says it shorter on stderr.
+    message = exc.message if isinstance(exc, CaptureFileError) else str(exc)
     return capture_error_row(path, type(exc).__name__, message, exc)
 
 
