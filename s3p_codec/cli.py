@@ -2,8 +2,11 @@
 
 ::
 
-    s3p-codec decode FILE... [--decode-as PORT=PROTO]... [--format table|jsonl|parquet] [--out PATH]
-    s3p-codec stats FILE... [--decode-as PORT=PROTO]... [--format table|json]
+    s3p-codec decode FILE|DIR|GLOB|-... [--decode-as PORT=PROTO]... [-Y FILTER] [-c N]
+                     [--format table|jsonl|parquet] [--out PATH] [-t relative|absolute|epoch]
+    s3p-codec decode --follow FILE ...
+    s3p-codec stats FILE|DIR|GLOB|-... [--decode-as PORT=PROTO]... [--format table|json]
+    s3p-codec live -i IFACE [BPF FILTER...] [decode's options]
     s3p-codec fuzz PROTOCOL HOST:PORT [--seconds N] [--seed S] [--allow-remote]
 
 Each sub-command is one ``register`` function in ``COMMANDS``: it adds its parser to the
@@ -14,10 +17,10 @@ status). Adding a command group (``s3p-codec spark ...``) is one more entry in t
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import Any
 
 from s3p_codec._extras import MissingExtra
 from s3p_codec._version import __version__
@@ -28,8 +31,13 @@ SubParsers = Any  # argparse's _SubParsersAction is private; typed loosely on pu
 Register = Callable[[SubParsers], None]
 
 
-def _add_capture_inputs(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", metavar="FILE", help="pcap or pcapng files (.gz too)")
+def _add_capture_inputs(parser: argparse.ArgumentParser, *, files: bool = True) -> None:
+    if files:
+        parser.add_argument(
+            "files", nargs="+", metavar="FILE",
+            help="pcap or pcapng files (.gz too), directories, quoted globs ('cap-*.pcap*'), "
+            "or - for standard input (tcpdump -U -w - | s3p-codec decode -)",
+        )  # fmt: skip
     parser.add_argument(
         "--decode-as",
         action="append",
@@ -39,11 +47,43 @@ def _add_capture_inputs(parser: argparse.ArgumentParser) -> None:
         "repeatable; like Wireshark's Decode As",
     )
     parser.add_argument(
+        "-Y", "--display-filter", metavar="FILTER",
+        help="keep only the rows FILTER matches, like tshark -Y: 's3p', "
+        "'protocol==s3p and kind==error', 'latency_ms > 5', 'not (s2s or durable)'",
+    )  # fmt: skip
+    parser.add_argument(
+        "-c", "--count", type=_positive_int, metavar="N",
+        help="stop after N rows (after the display filter)",
+    )  # fmt: skip
+    parser.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="progress bar on stderr (default: on a terminal, for runs over half a second)",
     )
+    limits = parser.add_argument_group("limits (bounded memory on endless or hostile captures)")
+    limits.add_argument(
+        "--idle-timeout", type=float, metavar="SECONDS", default=300.0,
+        help="close a conversation silent this long in capture time, with an 'evicted' row "
+        "(default 300; 0: never)",
+    )  # fmt: skip
+    limits.add_argument(
+        "--max-flows", type=_positive_int, metavar="N", default=50_000,
+        help="conversations open at once; the least recently active one is closed beyond "
+        "(default 50000)",
+    )  # fmt: skip
+    limits.add_argument(
+        "--max-pending", type=_positive_int, metavar="BYTES", default=4 << 20,
+        help="memory one direction may hold behind a missing segment before it is reported as "
+        "a gap (default 4194304)",
+    )  # fmt: skip
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def _ports(parser: argparse.ArgumentParser, specs: list[str]) -> dict[int, str]:
@@ -55,42 +95,58 @@ def _ports(parser: argparse.ArgumentParser, specs: list[str]) -> dict[int, str]:
         parser.error(str(exc))
 
 
+EXTRA_HINT = "pip install 's3p-codec[capture]'"
+
+
+def _missing(command: str, exc: ImportError) -> int:
+    """One line naming the missing package and the extra that brings it; exit status 2."""
+    print(
+        f"s3p-codec {command} needs the capture extra ({(exc.name or '?').split('.')[0]} "
+        f"is missing): {EXTRA_HINT}",
+        file=sys.stderr,
+    )
+    return 2
+
+
+def _add_output(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format", choices=("table", "jsonl", "parquet"),
+        help="output format (default: from --out's suffix, .parquet or .jsonl/.ndjson, "
+        "else table)",
+    )  # fmt: skip
+    parser.add_argument("--out", metavar="PATH", help="output file (default: stdout)")
+    parser.add_argument(
+        "-t", "--time", choices=("relative", "absolute", "epoch"), default="relative",
+        help="table time column: seconds since the first row (default), UTC date and time, or "
+        "epoch seconds; JSON lines and Parquet always hold epoch seconds",
+    )  # fmt: skip
+
+
+def _output_format(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
+    fmt: str | None = args.format
+    if fmt is None:
+        suffix = os.path.splitext(args.out or "")[1].lower()
+        fmt = {".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix, "table")
+    if fmt == "parquet" and not args.out:
+        parser.error("--format parquet needs --out PATH")
+    return fmt
+
+
 def register_decode(sub: SubParsers) -> None:
     """``decode``: one row per decoded event, as a table, JSON lines or Parquet."""
     parser = sub.add_parser(
         "decode",
         help="decode captures into one row per event",
-        description="Decode packet captures into one row per protocol event.",
+        description="Decode packet captures into one row per protocol event. With - or "
+        "--follow, rows are printed as soon as complete; Ctrl-C prints the stats summary.",
     )
     _add_capture_inputs(parser)
-    parser.add_argument("--format", choices=("table", "jsonl", "parquet"), default="table")
-    parser.add_argument("--out", metavar="PATH", help="output file (default: stdout)")
-    parser.set_defaults(handler=lambda args: _decode(parser, args))
-
-
-def _decode(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from s3p_codec.capture import (  # noqa: PLC0415 - keeps --help fast
-        decode_files,
-        format_table,
-        write_jsonl,
-        write_parquet,
-    )
-
-    ports = _ports(parser, args.decode_as)
-    if args.format == "parquet" and not args.out:
-        parser.error("--format parquet needs --out PATH")
-    rows = decode_files(args.files, ports, progress=args.progress)
-    if args.format == "parquet":
-        count = write_parquet(rows, args.out)
-        print(f"{count} rows written to {args.out}", file=sys.stderr)
-        return 0
-    with _output(args.out) as out:
-        if args.format == "jsonl":
-            write_jsonl(rows, out)
-        else:
-            for line in format_table(rows):
-                out.write(line + "\n")
-    return 0
+    _add_output(parser)
+    parser.add_argument(
+        "-f", "--follow", action="store_true",
+        help="keep reading the one FILE as it grows (tcpdump -U -w FILE), until Ctrl-C",
+    )  # fmt: skip
+    parser.set_defaults(handler=lambda args: _run(parser, args, "decode"))
 
 
 def register_stats(sub: SubParsers) -> None:
@@ -103,38 +159,49 @@ def register_stats(sub: SubParsers) -> None:
     )
     _add_capture_inputs(parser)
     parser.add_argument("--format", choices=("table", "json"), default="table")
-    parser.set_defaults(handler=lambda args: _stats(parser, args))
+    parser.set_defaults(handler=lambda args: _run(parser, args, "stats"), follow=False)
 
 
-def _stats(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from s3p_codec.capture import decode_files, format_summary, summarize  # noqa: PLC0415
+def register_live(sub: SubParsers) -> None:
+    """``live``: run tcpdump on an interface and decode what it captures as it comes."""
+    parser = sub.add_parser(
+        "live",
+        help="capture on an interface with tcpdump and decode as it comes",
+        description="Run tcpdump -U -w - on IFACE (with an optional BPF filter) and print one "
+        "row per event as soon as it is complete; Ctrl-C prints the stats summary.",
+    )
+    parser.add_argument("-i", "--interface", required=True, metavar="IFACE")
+    parser.add_argument(
+        "bpf", nargs="*", metavar="FILTER", help="BPF capture filter, as tcpdump takes it"
+    )
+    parser.add_argument("--tcpdump", default="tcpdump", metavar="PATH", help="tcpdump to run")
+    _add_capture_inputs(parser, files=False)
+    _add_output(parser)
+    parser.set_defaults(handler=lambda args: _run(parser, args, "live"), follow=False)
 
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> int:
+    try:
+        from s3p_codec.capture.run import CaptureRun  # noqa: PLC0415 - keeps --help fast
+    except ImportError as exc:
+        return _missing(command, exc)
     ports = _ports(parser, args.decode_as)
-    table = summarize(decode_files(args.files, ports, progress=args.progress))
-    if args.format == "json":
-        print(json.dumps(table, indent=2))
-    else:
-        for line in format_summary(table):
-            print(line)
-    return 0
-
-
-class _output:
-    """stdout, or a file opened for writing (closed on exit)."""
-
-    def __init__(self, path: str | None) -> None:
-        self._path = path
-        self._file: TextIO | None = None
-
-    def __enter__(self) -> TextIO:
-        if self._path is None or self._path == "-":
-            return sys.stdout
-        self._file = open(self._path, "w", encoding="utf-8")
-        return self._file
-
-    def __exit__(self, *exc: object) -> None:
-        if self._file is not None:
-            self._file.close()
+    fmt = _output_format(parser, args) if command != "stats" else args.format
+    if fmt == "parquet":
+        try:
+            import pyarrow.parquet  # noqa: F401, PLC0415
+        except ImportError as exc:
+            return _missing(command, exc)
+    if args.progress:
+        try:
+            import tqdm  # noqa: F401, PLC0415
+        except ImportError as exc:
+            return _missing(command, exc)
+    try:
+        run = CaptureRun.from_args(args, command, ports)
+    except ValueError as exc:
+        parser.error(str(exc))
+    return run.execute(fmt, getattr(args, "out", None))
 
 
 def register_spark(sub: SubParsers) -> None:
@@ -151,7 +218,13 @@ def register_fuzz(sub: SubParsers) -> None:
     register(sub)
 
 
-COMMANDS: list[Register] = [register_decode, register_stats, register_spark, register_fuzz]
+COMMANDS: list[Register] = [
+    register_decode,
+    register_stats,
+    register_live,
+    register_spark,
+    register_fuzz,
+]
 """Every sub-command (or command group) of ``s3p-codec``, in the order ``--help`` lists them."""
 
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import IO, Any
 
-from tqdm import tqdm
+import attrs
 
 import s3p_codec
 from s3p_codec._core import Direction, Observed, ObservedError, ObservedGap, Observer
@@ -41,6 +41,7 @@ from s3p_codec.capture.pcap import (
 from s3p_codec.capture.table import Row
 from s3p_codec.capture.tcp import (
     DEFAULT_MAX_PENDING,
+    HELD_PIECE_COST,
     Conversation,
     Endpoint,
     FlowKey,
@@ -52,12 +53,17 @@ from s3p_codec.capture.tcp import (
 )
 
 __all__ = [
+    "DEFAULT_IDLE_TIMEOUT",
+    "DEFAULT_MAX_FLOWS",
+    "FileOutcome",
     "FlowDecoder",
     "FlowTable",
+    "Limits",
     "ObserverFactory",
     "decode_files",
     "decode_flow",
     "decode_segments",
+    "decode_stream",
     "describe_event",
     "short_repr",
 ]
@@ -80,6 +86,17 @@ def default_observer(protocol: str) -> Observer[Any]:
     module = getattr(s3p_codec, name)
     observer: Observer[Any] = module.Observer(version=version) if version else module.Observer()
     return observer
+
+
+MAX_UNDECIDED = 4 * SNIFF_LIMIT
+"""Bytes (payload plus ``HELD_PIECE_COST`` per piece) a conversation may hold while its protocol
+is not decided yet; past this, sniffing decides with what it has."""
+
+
+def _ends(conversation: Conversation) -> tuple[Endpoint, Endpoint]:
+    """The two endpoints of a conversation's key, lower first (equal for a self-connection)."""
+    key = conversation.key
+    return (key[0], key[1]), (key[2], key[3])
 
 
 def _endpoint_text(endpoint: Endpoint) -> str:
@@ -134,29 +151,63 @@ class FlowDecoder:
         self._decode_as = decode_as
         self._observers = observers
         self._held: list[StreamItem] = []
-        self._prefix: dict[Endpoint, bytearray] = {e: bytearray() for e in conversation.halves}
-        self._done: dict[Endpoint, bool] = dict.fromkeys(conversation.halves, False)
+        # Sniffing state, made when the first bytes come (most flows of a scan never carry any).
+        self._prefix: dict[Endpoint, bytearray] = {}
+        self._done: dict[Endpoint, bool] = {}
         self.decided = False
         self.protocol: str | None = None
         self.client: Endpoint | None = None
         self._observer: Observer[Any] | None = None
-        self._maps = {d: _PacketMap() for d in Direction}
+        self._maps: dict[Direction, _PacketMap] = {}
         self._requests: dict[int, float] = {}
-        self._abandoned: set[Direction] = set()
-        self._begun: set[Direction] = set()
-        self._reported: set[Direction] = set()
+        # Tuples, not sets: at most two members, and a set costs 216 bytes per flow.
+        self._abandoned: tuple[Direction, ...] = ()
+        self._begun: tuple[Direction, ...] = ()
+        self._reported: tuple[Direction, ...] = ()
         self._undecoded: dict[Direction, list[Any]] = {}
+        self._gap_reasons: dict[tuple[Direction, int], str] = {}  # a few at most, popped
+        self._held_bytes = 0
+        self._held_payload = False  # bytes or gaps among the held items
+        self.last_segment = conversation.first
+        self.last_seen = conversation.first.ts
+        self.carried_data = False
 
     # -- input -------------------------------------------------------------------------------
 
     def add(self, segment: Segment) -> list[Row]:
         """Take one segment of this conversation; return the rows it completes."""
+        self.last_segment = segment
+        if segment.payload or segment.length:
+            self.carried_data = True
         return self._items(self.conversation.add(segment))
+
+    def evict(self, event_type: str, detail: str, error_code: str | None) -> list[Row]:
+        """Close this conversation early (idle, or the open-flow limit): flush it as at the end
+        of the capture, then one ``evicted`` row saying why (none for a flow that never carried
+        a byte, such as a lone SYN, so scans stay quiet)."""
+        rows = self.finish()
+        if not self.carried_data:
+            return rows
+        seg = self.last_segment
+        rows.append(
+            self._row(
+                Direction.CLIENT_TO_SERVER,
+                (seg, seg),
+                "evicted",
+                event_type,
+                pair_id=None,
+                event=None,
+                wire_bytes=0,
+                detail=detail,
+                error_code=error_code,
+            )
+        )
+        return rows
 
     def finish(self) -> list[Row]:
         """The capture has no more segments for this conversation: flush everything."""
         rows = self._items(self.conversation.finish())
-        if not self.decided and not any(isinstance(i, StreamData | StreamGap) for i in self._held):
+        if not self.decided and not self._held_payload:
             # Nothing but handshakes or stray ACKs (say, the last ACK after both FINs): there is
             # nothing to decode and no protocol to guess.
             self.decided = True
@@ -173,20 +224,29 @@ class FlowDecoder:
             return []
         if self.decided:
             return self._feed(items)
+        if not self._done:
+            self._prefix = {e: bytearray() for e in self.conversation.halves}
+            self._done = dict.fromkeys(self.conversation.halves, False)
         self._held.extend(items)
         for item in items:
             prefix = self._prefix[item.sender]
+            if not isinstance(item, StreamEnd):
+                self._held_payload = True
+            if isinstance(item, StreamData):
+                self._held_bytes += len(item.data) + HELD_PIECE_COST
             if isinstance(item, StreamData) and not self._done[item.sender]:
                 prefix += item.data[: max(0, SNIFF_LIMIT - len(prefix))]
             else:
                 self._done[item.sender] = True
+        if not self._held_payload:
+            return []  # only ends so far (a lone SYN closing): no protocol to choose yet
         return self._decide(final=False)
 
     # -- protocol choice ---------------------------------------------------------------------
 
     def _decide(self, final: bool) -> list[Row]:
         conv = self.conversation
-        a, b = conv.halves
+        a, b = _ends(conv)  # equal for a self-connection: one side, every byte client-sent
         protocol: str | None = None
         client = conv.client
         for endpoint in (a, b):
@@ -202,9 +262,9 @@ class FlowDecoder:
             second = b if first == a else a
             verdict = sniff(
                 bytes(self._prefix[first]),
-                bytes(self._prefix[second]),
-                first_done=self._done[first] or final,
-                second_done=self._done[second] or final,
+                bytes(self._prefix[second]) if second != first else b"",
+                first_done=self._sniff_done(first, final),
+                second_done=self._sniff_done(second, final) or second == first,
                 first_is_client=True if client is not None else None,
             )
             if verdict is None:
@@ -232,9 +292,20 @@ class FlowDecoder:
                 return [crash, *self._feed(self._take_held())]
         return self._feed(self._take_held())
 
+    def _sniff_done(self, endpoint: Endpoint, final: bool) -> bool:
+        """No more bytes of this side will change the verdict: it ended, its prefix is full
+        (SNIFF_LIMIT: the guess is final), or too much is held waiting for a decision."""
+        return (
+            final
+            or self._done[endpoint]
+            or len(self._prefix[endpoint]) >= SNIFF_LIMIT
+            or self._held_bytes > MAX_UNDECIDED
+        )
+
     def _take_held(self) -> list[StreamItem]:
         held, self._held = self._held, []
         self._prefix = {}
+        self._held_bytes = 0
         return held
 
     # -- feeding the Observer ----------------------------------------------------------------
@@ -249,17 +320,17 @@ class FlowDecoder:
         observer = self._observer
         for item in items:
             direction = self._direction(item.sender)
-            if isinstance(item, StreamData):
-                self._maps[direction].add(item.offset + len(item.data), item.segment)
-            elif isinstance(item, StreamGap):
-                self._maps[direction].add(item.offset + item.size, item.segment)
             self._count_undecoded(direction, item)
-            if observer is None:
-                continue
-            if direction in self._abandoned:
-                continue
+            if observer is None or direction in self._abandoned:
+                continue  # no row will ever need this direction's packets
+            if isinstance(item, StreamData):
+                self._map(direction).add(item.offset + len(item.data), item.segment)
+            elif isinstance(item, StreamGap):
+                self._map(direction).add(item.offset + item.size, item.segment)
+                if item.reason:
+                    self._gap_reasons[(direction, item.offset)] = item.reason
             if direction not in self._begun and not isinstance(item, StreamEnd):
-                self._begun.add(direction)
+                self._begun += (direction,)
                 midstream = self.conversation.halves[item.sender].syn_seq is None
                 if midstream and self.protocol in RESYNC_AT_START:
                     # The capture began mid-stream: the first byte seen may sit inside a frame,
@@ -273,17 +344,28 @@ class FlowDecoder:
                 else:
                     outputs = observer.close(direction)
             except Exception as exc:  # an Observer must not raise; keep the capture going
-                self._abandoned.add(direction)
+                self._abandon(direction)
                 rows.append(self._crash_row(direction, exc))
                 continue
             rows.extend(self._rows(outputs))
         return rows
 
+    def _abandon(self, direction: Direction) -> None:
+        """Feed this direction no more, and forget which packets carried it."""
+        self._abandoned += (direction,)
+        self._maps.pop(direction, None)
+
+    def _map(self, direction: Direction) -> _PacketMap:
+        packets = self._maps.get(direction)
+        if packets is None:
+            packets = self._maps[direction] = _PacketMap()
+        return packets
+
     def _observe_gap(self, observer: Observer[Any], direction: Direction, size: int) -> Any:
         try:
             return observer.gap(direction, size)
         except Exception as exc:  # an Observer must not raise; keep the capture going
-            self._abandoned.add(direction)
+            self._abandon(direction)
             return [self._crash_row(direction, exc)]
 
     def _count_undecoded(self, direction: Direction, item: StreamItem) -> None:
@@ -327,15 +409,20 @@ class FlowDecoder:
     def _rows(self, outputs: Sequence[object]) -> list[Row]:
         rows = []
         for out in outputs:
-            if isinstance(out, Observed | ObservedError | ObservedGap):
-                self._reported.add(out.direction)
+            direction = getattr(out, "direction", None)  # any of Observed, -Error, -Gap
+            if isinstance(direction, Direction) and direction not in self._reported:
+                self._reported += (direction,)
             if isinstance(out, Observed):
                 rows.append(self._event_row(out))
             elif isinstance(out, ObservedError):
-                span = self._maps[out.direction].span(out.start, out.start + 1)
+                span = self._map(out.direction).span(out.start, out.start + 1)
                 if span is None:
                     continue
                 what = "resynchronized" if out.resynchronized else "direction abandoned"
+                if not out.resynchronized:
+                    # The Observer gave up on this direction: its later bytes give no row, so
+                    # neither they nor their packets are kept.
+                    self._abandon(out.direction)
                 rows.append(
                     self._row(
                         out.direction,
@@ -350,10 +437,16 @@ class FlowDecoder:
                     )
                 )
             elif isinstance(out, ObservedGap):
-                span = self._maps[out.direction].span(out.start, out.start + max(out.size, 1))
+                span = self._map(out.direction).span(out.start, out.start + max(out.size, 1))
                 if span is None:
                     continue
                 what = "resynchronized" if out.resynchronized else "not resynchronized yet"
+                if self._gap_reasons.pop((out.direction, out.start), "") == "max_pending":
+                    limit = self.conversation.halves[next(iter(self.conversation.halves))]
+                    what += (
+                        f"; not waited for: more than max_pending={limit.max_pending} bytes "
+                        "were held behind it"
+                    )
                 rows.append(
                     self._row(
                         out.direction,
@@ -369,7 +462,7 @@ class FlowDecoder:
         return rows
 
     def _event_row(self, out: Observed[Any]) -> Row:
-        span = self._maps[out.direction].span(out.start, out.end)
+        span = self._map(out.direction).span(out.start, out.end)
         assert span is not None  # an event covers bytes we fed, so packets were recorded
         first, last = span
         latency = None
@@ -427,7 +520,7 @@ class FlowDecoder:
         first, last = span
         conv = self.conversation
         client = self.client or (conv.key[0], conv.key[1])
-        server = next(e for e in conv.halves if e != client)
+        server = next((e for e in conv.halves if e != client), client)
         return Row(
             file=first.file,
             first_packet=first.number,
@@ -461,13 +554,41 @@ CLOSED_LINGER = 240.0
 retransmitted FIN) are recognised as such rather than opening a new, empty conversation: twice
 the usual 2 x MSL of TCP's TIME-WAIT."""
 
+DEFAULT_IDLE_TIMEOUT = 300.0
+"""Seconds of capture time without a segment after which a conversation is closed (flushed, with
+an ``evicted``/``IdleTimeout`` row); later segments of it start a new conversation. 0 disables."""
+DEFAULT_MAX_FLOWS = 50_000
+"""Conversations open at once; at the limit the least recently active one is closed with an
+``evicted``/``FlowLimit`` row (error code ``flow_limit``). A flow that carried no bytes (a lone
+SYN) costs about 2 KiB, so the default bounds a SYN flood to about 100 MiB."""
+
+
+@attrs.frozen
+class Limits:
+    """The bounds that keep decoding an endless or hostile capture in bounded memory.
+
+    ``idle_timeout``: seconds of capture time before a silent conversation is closed (0: never);
+    ``max_flows``: conversations open at once; ``max_pending``: bytes of memory one direction
+    may hold behind a hole (see ``tcp.HELD_PIECE_COST``). Raises ValueError when negative.
+    """
+
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    max_flows: int = DEFAULT_MAX_FLOWS
+    max_pending: int = DEFAULT_MAX_PENDING
+
+    def __attrs_post_init__(self) -> None:
+        if self.idle_timeout < 0 or self.max_flows < 1 or self.max_pending < 0:
+            raise ValueError(f"limits must be positive: {self}")
+
 
 class FlowTable:
     """Every open conversation of a capture, fed segments in capture order.
 
-    A conversation is flushed and forgotten once both of its sides closed, so memory follows the
-    connections open at a time, not the capture's size. Its key is remembered (for
-    ``CLOSED_LINGER`` seconds of capture time) only to recognise its stray last segments.
+    A conversation is flushed and forgotten once both of its sides closed, once it was idle for
+    ``idle_timeout`` seconds of capture time, or when ``max_flows`` others are open and it is the
+    least recently active one; so memory follows the connections open at a time, not the
+    capture's size. Its key is remembered (for ``CLOSED_LINGER`` seconds of capture time, and
+    ``max_flows`` keys at most) only to recognise its stray last segments.
     """
 
     def __init__(
@@ -475,34 +596,100 @@ class FlowTable:
         decode_as: Mapping[int, str] | None = None,
         observers: Callable[[str], Observer[Any]] = default_observer,
         max_pending: int = DEFAULT_MAX_PENDING,
+        *,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        max_flows: int = DEFAULT_MAX_FLOWS,
     ) -> None:
         self.decode_as: Mapping[int, str] = dict(decode_as or {})
         self.observers = observers
+        self.limits = Limits(idle_timeout, max_flows, max_pending)
         self.max_pending = max_pending
-        self.flows: dict[FlowKey, FlowDecoder] = {}
+        # Least recently active first: the front is where idle and evicted flows are found.
+        self.flows: OrderedDict[FlowKey, FlowDecoder] = OrderedDict()
         self._closed: OrderedDict[FlowKey, float] = OrderedDict()
+        self._now = float("-inf")  # latest capture time seen (timestamps may step back a bit)
+
+    @classmethod
+    def with_limits(
+        cls,
+        decode_as: Mapping[int, str] | None = None,
+        observers: Callable[[str], Observer[Any]] = default_observer,
+        limits: Limits | None = None,
+    ) -> FlowTable:
+        """A table bounded by ``limits`` (default: ``Limits()``)."""
+        lim = limits or Limits()
+        return cls(
+            decode_as, observers, lim.max_pending,
+            idle_timeout=lim.idle_timeout, max_flows=lim.max_flows,
+        )  # fmt: skip
 
     def add(self, segment: Segment) -> list[Row]:
         """Take one segment; return the rows it completes."""
         key = flow_key(segment)
-        decoder = self.flows.get(key)
+        flows = self.flows
+        decoder = flows.get(key)
         rows: list[Row] = []
+        if segment.ts > self._now:
+            self._now = segment.ts
+            if self.limits.idle_timeout:
+                rows += self._expire()
+                decoder = flows.get(key)
         if decoder is None and self._stray(key, segment):
             return rows
         if decoder is not None and decoder.conversation.is_new_connection(segment):
             rows += decoder.finish()
+            del flows[key]
             decoder = None
         if decoder is None:
-            conv = Conversation(key, segment, self.max_pending)
+            if len(flows) >= self.limits.max_flows:
+                rows += self._evict_oldest()
+            conv = Conversation(key, segment, self.limits.max_pending)
             decoder = FlowDecoder(conv, self.decode_as, self.observers)
-            self.flows[key] = decoder
+            flows[key] = decoder
+        else:
+            flows.move_to_end(key)
+        decoder.last_seen = self._now
         rows += decoder.add(segment)
         if decoder.conversation.finished:
             rows += decoder.finish()
-            del self.flows[key]
-            self._closed[key] = segment.ts
-            self._closed.move_to_end(key)
+            del flows[key]
+            self._remember_closed(key, segment.ts)
         return rows
+
+    def _expire(self) -> list[Row]:
+        """Close the conversations silent for ``idle_timeout`` seconds of capture time."""
+        rows: list[Row] = []
+        flows = self.flows
+        deadline = self._now - self.limits.idle_timeout
+        while flows:
+            key, oldest = next(iter(flows.items()))
+            if oldest.last_seen >= deadline:
+                break
+            del flows[key]
+            idle = self._now - oldest.last_seen
+            rows += oldest.evict(
+                "IdleTimeout",
+                f"closed after {idle:.0f} s without a segment (idle timeout "
+                f"{self.limits.idle_timeout:g} s)",
+                None,
+            )
+        return rows
+
+    def _evict_oldest(self) -> list[Row]:
+        key, oldest = self.flows.popitem(last=False)
+        self._remember_closed(key, self._now)
+        return oldest.evict(
+            "FlowLimit",
+            f"closed early: {self.limits.max_flows} conversations open at once (max_flows)",
+            "flow_limit",
+        )
+
+    def _remember_closed(self, key: FlowKey, ts: float) -> None:
+        closed = self._closed
+        closed[key] = ts
+        closed.move_to_end(key)
+        if len(closed) > self.limits.max_flows:
+            closed.popitem(last=False)
 
     def _stray(self, key: FlowKey, segment: Segment) -> bool:
         """True for a late segment of a connection that already closed (dropped)."""
@@ -526,7 +713,7 @@ class FlowTable:
         rows: list[Row] = []
         for decoder in self.flows.values():
             rows += decoder.finish()
-        self.flows = {}
+        self.flows = OrderedDict()
         self._closed.clear()
         return rows
 
@@ -535,9 +722,11 @@ def decode_segments(
     segments: Iterable[Segment],
     decode_as: Mapping[int, str] | None = None,
     observers: Callable[[str], Observer[Any]] = default_observer,
+    *,
+    limits: Limits | None = None,
 ) -> Iterator[Row]:
     """Rows of a whole capture's segments, given in capture order (one pass, bounded memory)."""
-    table = FlowTable(decode_as, observers)
+    table = FlowTable.with_limits(decode_as, observers, limits)
     for segment in segments:
         yield from table.add(segment)
     yield from table.finish()
@@ -547,17 +736,36 @@ def decode_flow(
     segments: Iterable[Segment],
     decode_as: Mapping[int, str] | None = None,
     observers: Callable[[str], Observer[Any]] = default_observer,
+    *,
+    limits: Limits | None = None,
 ) -> list[Row]:
     """Rows of the segments of one flow key, in any order (step three of the pipeline).
 
     The segments are sorted by ``Segment.order``, so a Spark task that received them shuffled
     from many files decodes exactly as ``decode_segments`` does in one process.
     """
-    return list(decode_segments(sorted(segments, key=_order), decode_as, observers))
+    return list(decode_segments(sorted(segments, key=_order), decode_as, observers, limits=limits))
 
 
 def _order(segment: Segment) -> tuple[int, int]:
     return segment.order
+
+
+@attrs.frozen
+class FileOutcome:
+    """How reading one input went: ``packets`` read before the end or ``error`` (None: whole).
+
+    ``readable`` is False when not one packet came out of it (missing, not a capture, empty).
+    """
+
+    path: str
+    packets: int
+    error: Exception | None
+
+    @property
+    def readable(self) -> bool:
+        """True when the input gave at least one packet, or was a whole, valid capture."""
+        return self.packets > 0 or self.error is None
 
 
 def decode_files(
@@ -566,44 +774,107 @@ def decode_files(
     *,
     progress: bool | None = False,
     observers: Callable[[str], Observer[Any]] = default_observer,
+    limits: Limits | None = None,
+    on_file: Callable[[FileOutcome], None] | None = None,
 ) -> Iterator[Row]:
     """Rows of one capture, possibly rotated into several files, in one pass.
 
     Files are read in ``capture_order`` (``cap2`` before ``cap10``) and flows carry on from one
     file to the next. A file that is not a capture, or that breaks off, gives a
-    ``capture_error`` row and decoding goes on with the next file. ``progress`` shows a tqdm bar
-    on stderr (None: only when stderr is a terminal, once the run took half a second).
+    ``capture_error`` row and decoding goes on with the next file; ``on_file`` hears how each
+    file went. ``progress`` shows a tqdm bar on stderr (None: only when stderr is a terminal,
+    once the run took half a second; tqdm is needed only then).
     """
     ordered = capture_order(paths)
     sizes = {p: _size(p) for p in ordered}
-    table = FlowTable(decode_as, observers)
-    disable = None if progress is None else not progress
-    with tqdm(
-        total=sum(sizes.values()),
-        unit="B",
-        unit_scale=True,
-        delay=0.5 if progress is None else 0.0,
-        disable=disable,
-        desc="decoding",
-        leave=False,
-    ) as bar:
+    table = FlowTable.with_limits(decode_as, observers, limits)
+    with _progress_bar(progress, sum(sizes.values())) as bar:
         for index, path in enumerate(ordered):
             done = 0
+            packets = 0
+            error: Exception | None = None
             try:
                 with open(path, "rb") as raw:
                     stream = maybe_gunzip(raw)
                     for packet in read_packets(path, stream):
+                        packets = packet.number
                         segment = decode_packet(packet, path, index)
                         if segment is not None:
                             yield from table.add(segment)
-                        if packet.number % 4096 == 0:
+                        if packets % 4096 == 0 and bar is not None:
                             position = raw.tell()
                             bar.update(position - done)
                             done = position
             except (CaptureFileError, OSError) as exc:
+                error = exc
                 yield _capture_error_row(path, exc)
-            bar.update(sizes[path] - done)
+            if on_file is not None:
+                on_file(FileOutcome(path, packets, error))
+            if bar is not None:
+                bar.update(sizes[path] - done)
         yield from table.finish()
+
+
+def decode_stream(
+    stream: IO[bytes],
+    decode_as: Mapping[int, str] | None = None,
+    *,
+    name: str = "-",
+    observers: Callable[[str], Observer[Any]] = default_observer,
+    limits: Limits | None = None,
+    on_file: Callable[[FileOutcome], None] | None = None,
+) -> Iterator[Row]:
+    """Rows of a pcap or pcapng stream (gzip too) read strictly forward, each yielded as soon as
+    the packet completing it was read: ``tcpdump -U -w - | ...``, a socket, a growing file.
+
+    Nothing is sought and nothing is read ahead beyond the current record, so rows come while the
+    stream is still being written. Memory is bounded by ``limits`` (idle conversations close
+    after ``idle_timeout`` seconds of capture time, at most ``max_flows`` are open, each direction
+    holds at most ``max_pending`` bytes behind a hole), so an endless stream decodes in flat
+    memory. A stream that is not a capture, or breaks off, ends with a ``capture_error`` row
+    (``name`` is the file name rows show). Never raises for bad input; I/O errors of ``stream``
+    itself become that row too.
+    """
+    table = FlowTable.with_limits(decode_as, observers, limits)
+    packets = 0
+    error: Exception | None = None
+    try:
+        for packet in read_packets(name, maybe_gunzip(stream)):
+            packets = packet.number
+            segment = decode_packet(packet, name, 0)
+            if segment is not None:
+                yield from table.add(segment)
+    except (CaptureFileError, OSError) as exc:
+        error = exc
+        yield _capture_error_row(name, exc)
+    if on_file is not None:
+        on_file(FileOutcome(name, packets, error))
+    yield from table.finish()
+
+
+class _NoBar:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _progress_bar(progress: bool | None, total: int) -> Any:
+    """A tqdm bar (a context manager giving the bar), or one giving None when not wanted."""
+    if progress is False:
+        return _NoBar()
+    from tqdm import tqdm  # noqa: PLC0415 - only progress bars need it
+
+    return tqdm(
+        total=total,
+        unit="B",
+        unit_scale=True,
+        delay=0.5 if progress is None else 0.0,
+        disable=None if progress is None else not progress,
+        desc="decoding",
+        leave=False,
+    )
 
 
 def _size(path: str) -> int:
@@ -615,6 +886,8 @@ def _size(path: str) -> int:
 
 
 def _capture_error_row(path: str, exc: Exception) -> Row:
+    # The OS's own words ("[Errno 2] No such file or directory: 'x'"), as the Spark reader
+    # words the same row; the command line says it shorter on stderr.
     message = exc.message if isinstance(exc, CaptureFileError) else str(exc)
     return capture_error_row(path, type(exc).__name__, message, exc)
 

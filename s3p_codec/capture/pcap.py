@@ -8,10 +8,10 @@ This module is the first of the three pure steps of the capture pipeline (segmen
 grouping by flow, decoding per flow); ``read_segments`` depends only on its arguments, so a Spark
 task can call it on one file of a rotated capture set while other tasks read the others.
 
-Classic pcap files are read here (so that a file cut inside a packet is reported as such);
-pcapng through dpkt. Known limit: dpkt's pcapng reader uses the link type of the first
-interface of a file; pcapng files that mix link types across interfaces are read as if all had
-the first one.
+Both formats are read here, strictly forward (a pipe works: no seeking), each read bounded by
+the bytes the file really holds: a file cut inside a packet says where it breaks off, and a
+record claiming gigabytes costs what is there. pcapng interfaces keep their own link type and
+timestamp resolution.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import ipaddress
 import re
 import socket
 import struct
+import zlib
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Literal
 
@@ -31,6 +32,7 @@ import dpkt
 __all__ = [
     "CaptureFileError",
     "Packet",
+    "PrefixedStream",
     "Segment",
     "TCP_ACK",
     "TCP_FIN",
@@ -127,17 +129,69 @@ class Segment:
         return (self.file_index, self.number)
 
 
+class PrefixedStream(io.RawIOBase):
+    """A stream with bytes already read from it put back in front (no seeking needed): how a
+    pipe's first bytes are looked at (gzip or not, pcap or pcapng) and still decoded. Reads
+    return the bytes there are, like a raw stream; errors are those of the stream behind."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        super().__init__()
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self._head:
+            n = min(len(view), len(self._head))
+            view[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to ``size`` bytes, fewer when no more are there yet (a pipe): gzip's reader asks
+        for 8 KiB at a time and must get the bytes already written, not wait for 8 KiB."""
+        if self._head:
+            if size < 0:
+                head, self._head = self._head, b""
+                return head + self._rest.read()
+            head, self._head = self._head[:size], self._head[size:]
+            return head
+        read1 = getattr(self._rest, "read1", None)
+        return bytes(read1(size) if read1 is not None and size >= 0 else self._rest.read(size))
+
+
 def maybe_gunzip(raw: IO[bytes]) -> IO[bytes]:
     """``raw`` itself, or a gunzipping reader over it when it starts with gzip's magic.
 
-    ``raw`` must be seekable; its position still tells how far the compressed file was read.
+    ``raw`` may be a pipe: its first two bytes are peeked at (or read and put back in front),
+    never sought.
     """
-    head = raw.read(2)
-    raw.seek(0)
+    peek = getattr(raw, "peek", None)
+    head = peek(2)[:2] if peek is not None and not raw.seekable() else b""
+    source: Any
+    if len(head) == 2:
+        # A buffered pipe (standard input): looked at, nothing consumed. gzip's reader asks for
+        # 8 KiB at a time, so it gets the pipe through ``PrefixedStream``, which hands out what is
+        # there instead of waiting for 8 KiB.
+        source = raw if head != _GZIP_MAGIC else PrefixedStream(b"", raw)
+    elif raw.seekable():
+        head = raw.read(2)
+        raw.seek(0)
+        source = raw
+    else:
+        head = _read_exactly(raw.read, 2)
+        source = PrefixedStream(head, raw)
     if head == _GZIP_MAGIC:
-        unzipped: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
+        unzipped: IO[bytes] = gzip.GzipFile(fileobj=source, mode="rb")  # type: ignore[assignment]
         return unzipped
-    return raw
+    stream: IO[bytes] = source
+    return stream
 
 
 def open_capture(path: str) -> IO[bytes]:
@@ -151,13 +205,35 @@ _PCAP_MAGIC = {
     b"\x4d\x3c\xb2\xa1": ("<", 1_000_000_000),  # nanosecond timestamps
     b"\xa1\xb2\x3c\x4d": (">", 1_000_000_000),
 }
+_PCAPNG_SHB = b"\x0a\x0d\x0d\x0a"
 _MIN_SANE_CAPLEN = 1 << 18
 """A record longer than both this and the file's snap length is corruption, not a packet."""
+MAX_BLOCK = 64 << 20
+"""Largest pcapng block accepted (libpcap stops at 16 MiB); a longer one is corruption."""
+READ_CHUNK = 1 << 20
+"""Reads longer than this go in chunks of this size, so a record that claims more bytes than
+the file still holds costs only what the file holds (a 4 GiB claim in a 1 KiB file allocates
+at most one chunk, instead of 4 GiB up front)."""
+
+
+def _read_exactly(read: Any, size: int) -> bytes:
+    """Up to ``size`` bytes (fewer only at the end of the stream), memory bounded by the bytes
+    that really come: a pipe's short reads are retried, and large sizes are read in chunks."""
+    data = read(size) if size <= READ_CHUNK else read(READ_CHUNK)
+    if len(data) == size or not data:
+        return bytes(data)
+    parts = bytearray(data)
+    while len(parts) < size:
+        more = read(min(size - len(parts), READ_CHUNK))
+        if not more:
+            break
+        parts += more
+    return bytes(parts)
 
 
 def _classic_records(
     stream: IO[bytes], name: str, order: str, divisor: int, snaplen: int
-) -> Iterator[tuple[float, bytes]]:
+) -> Iterator[tuple[float, int, bytes]]:
     """The records of a classic pcap file after its 24-byte header.
 
     Read here rather than by dpkt, whose reader hands out a packet cut short by the end of the
@@ -167,7 +243,7 @@ def _classic_records(
     limit = max(snaplen, _MIN_SANE_CAPLEN)
     read = stream.read
     number = 0
-    while head := read(16):
+    while head := _read_exactly(read, 16):
         number += 1
         if len(head) < 16:
             raise CaptureFileError(
@@ -178,52 +254,167 @@ def _classic_records(
             raise CaptureFileError(
                 name, f"broken at packet {number} (claims {caplen} bytes, snap length {snaplen})"
             )
-        data = read(caplen)
+        data = _read_exactly(read, caplen)
         if len(data) < caplen:
             raise CaptureFileError(
                 name, f"broken inside packet {number} ({len(data)} of its {caplen} bytes)"
             )
-        yield sec + frac / divisor, data
+        yield sec + frac / divisor, 0, data
 
 
-def _reader(stream: IO[bytes], name: str) -> tuple[Iterable[tuple[float, bytes]], int]:
-    head = stream.read(24)
-    known = _PCAP_MAGIC.get(head[:4])
-    if known is not None and len(head) == 24:
+class _Interface:
+    __slots__ = ("linktype", "snaplen", "units")
+
+    def __init__(self, linktype: int, snaplen: int, units: float) -> None:
+        self.linktype = linktype
+        self.snaplen = snaplen
+        self.units = units  # timestamp units per second
+
+
+_EPB = 6
+_SPB = 3
+_OLD_PB = 2
+_IDB = 1
+
+
+def _pcapng_records(stream: IO[bytes], name: str) -> Iterator[tuple[float, int, bytes]]:
+    """The packets of a pcapng stream (the section header's magic already read), with each
+    interface's own link type and timestamp resolution. Blocks other than packets and
+    interfaces are skipped; a block cut short or malformed stops the file with an error."""
+    read = stream.read
+    order = "<"
+    interfaces: list[_Interface] = []
+    number = 0
+    block_type = 0x0A0D0D0A
+    first = True
+    while True:
+        if first:
+            head = _PCAPNG_SHB + _read_exactly(read, 4)
+            first = False
+        else:
+            head = _read_exactly(read, 8)
+            if not head:
+                return
+        if len(head) < 8:
+            raise CaptureFileError(name, f"broken after packet {number} (block header cut)")
+        if head[:4] == _PCAPNG_SHB:
+            magic = _read_exactly(read, 4)
+            if magic == b"\x4d\x3c\x2b\x1a":
+                order = "<"
+            elif magic == b"\x1a\x2b\x3c\x4d":
+                order = ">"
+            else:
+                raise CaptureFileError(name, "not a pcap or pcapng file (bad byte-order magic)")
+            interfaces = []  # a new section numbers its interfaces afresh
+            (length,) = struct.unpack(order + "I", head[4:8])
+            body_size = length - 16
+            block_type = 0x0A0D0D0A
+        else:
+            block_type, length = struct.unpack(order + "II", head)
+            body_size = length - 12
+        if length % 4 or body_size < 0 or length > MAX_BLOCK:
+            raise CaptureFileError(
+                name, f"broken after packet {number} (block of type {block_type:#x} claims "
+                f"{length} bytes)"
+            )  # fmt: skip
+        body = _read_exactly(read, body_size + 4)
+        if len(body) < body_size + 4:
+            raise CaptureFileError(
+                name, f"broken inside the block after packet {number} "
+                f"({len(body) + len(head)} of its {length} bytes)"
+            )  # fmt: skip
+        try:
+            packet = _pcapng_block(block_type, body[:body_size], order, interfaces)
+        except (struct.error, IndexError) as exc:
+            raise CaptureFileError(
+                name, f"broken after packet {number} (malformed block {block_type:#x}: {exc})"
+            ) from None
+        if packet is not None:
+            number += 1
+            yield packet
+
+
+def _pcapng_block(
+    block_type: int, body: bytes, order: str, interfaces: list[_Interface]
+) -> tuple[float, int, bytes] | None:
+    if block_type == _IDB:
+        linktype, _, snaplen = struct.unpack_from(order + "HHI", body)
+        interfaces.append(_Interface(linktype, snaplen, _tsresol(body[8:], order)))
+        return None
+    if block_type == _EPB:
+        iface, high, low, caplen, _ = struct.unpack_from(order + "IIIII", body)
+        info = interfaces[iface]
+        return ((high << 32) | low) / info.units, info.linktype, body[20 : 20 + caplen]
+    if block_type == _SPB:
+        (origlen,) = struct.unpack_from(order + "I", body)
+        info = interfaces[0]
+        caplen = min(origlen, info.snaplen or origlen, len(body) - 4)
+        return 0.0, info.linktype, body[4 : 4 + caplen]
+    if block_type == _OLD_PB:
+        iface, _, high, low, caplen, _ = struct.unpack_from(order + "HHIIII", body)
+        info = interfaces[iface]
+        return ((high << 32) | low) / info.units, info.linktype, body[20 : 20 + caplen]
+    return None
+
+
+def _tsresol(options: bytes, order: str) -> float:
+    """Timestamp units per second from an interface's options (``if_tsresol``, default 10^6)."""
+    at = 0
+    while at + 4 <= len(options):
+        code, size = struct.unpack_from(order + "HH", options, at)
+        if code == 0:
+            break
+        if code == 9 and size >= 1:
+            value = options[at + 4]
+            return float(2 ** (value & 0x7F)) if value & 0x80 else float(10**value)
+        at += 4 + ((size + 3) & ~3)
+    return 1_000_000.0
+
+
+def _reader(stream: IO[bytes], name: str) -> Iterator[tuple[float, int, bytes]]:
+    """(timestamp, link type, bytes) of every packet, from the file's first byte on."""
+    magic = _read_exactly(stream.read, 4)
+    if not magic:
+        raise CaptureFileError(name, "empty file (no capture header)")
+    known = _PCAP_MAGIC.get(magic)
+    if known is not None:
+        rest = _read_exactly(stream.read, 20)
+        if len(rest) < 20:
+            raise CaptureFileError(name, "not a pcap or pcapng file (header cut short)")
         order, divisor = known
-        snaplen, network = struct.unpack(order + "II", head[16:24])
-        records = _classic_records(stream, name, order, divisor, snaplen)
-        return records, network & 0x0FFFFFFF  # the upper bits carry FCS information
-    stream.seek(0)
-    try:
-        reader = dpkt.pcap.UniversalReader(stream)
-    except (ValueError, dpkt.Error, struct.error, EOFError, OSError) as exc:
-        raise CaptureFileError(name, f"not a pcap or pcapng file ({exc})") from None
-    return reader, int(reader.datalink())
+        snaplen, network = struct.unpack(order + "II", rest[12:20])
+        linktype = network & 0x0FFFFFFF  # the upper bits carry FCS information
+        for ts, _, data in _classic_records(stream, name, order, divisor, snaplen):
+            yield ts, linktype, data
+        return
+    if magic == _PCAPNG_SHB:
+        yield from _pcapng_records(stream, name)
+        return
+    raise CaptureFileError(name, f"not a pcap or pcapng file (starts with {magic!r})")
 
 
 def read_packets(path: str, stream: IO[bytes] | None = None) -> Iterator[Packet]:
     """Every record of one capture file, in file order.
 
-    Raises ``CaptureFileError`` for a file that is not a capture, and after the last whole record
+    ``stream`` (already gunzipped, see ``maybe_gunzip``) may be a pipe: it is read strictly
+    forward, and each packet is yielded as soon as its record is complete. Raises
+    ``CaptureFileError`` for a file that is not a capture, and after the last whole record
     of a file that breaks off mid-record (``tcpdump`` killed hard).
     """
     own = stream is None
     fileobj: IO[bytes] = open_capture(path) if stream is None else stream
     try:
-        reader, linktype = _reader(fileobj, path)
         number = 0
-        iterator = iter(reader)
+        records = _reader(fileobj, path)
         while True:
             try:
-                item = next(iterator)
+                ts, linktype, data = next(records)
             except StopIteration:
                 return
-            except (dpkt.Error, struct.error, ValueError, EOFError, OSError) as exc:
-                raise CaptureFileError(path, f"broken after packet {number} ({exc!r})") from None
-            ts, buf = item
+            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+                raise CaptureFileError(path, f"broken after packet {number} ({exc})") from None
             number += 1
-            yield Packet(number, float(ts), linktype, bytes(buf))
+            yield Packet(number, ts, linktype, data)
     finally:
         if own:
             fileobj.close()

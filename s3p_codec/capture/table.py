@@ -8,9 +8,11 @@ files.
 
 from __future__ import annotations
 
+import datetime
 import html
 import json
 import math
+from array import array
 from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
@@ -24,6 +26,8 @@ __all__ = [
     "COLUMNS",
     "Column",
     "Row",
+    "Summary",
+    "TIME_FORMATS",
     "arrow_schema",
     "format_table",
     "rows_to_dataframe",
@@ -55,7 +59,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("server", "str", False, "server address:port"),
     Column("direction", "str", False, "client_to_server or server_to_client"),
     Column("protocol", "str", False, "s3p, rustlog, s2s, pravega, durable or unknown"),
-    Column("kind", "str", False, "event, error, gap, undecoded or capture_error"),
+    Column("kind", "str", False, "event, error, gap, undecoded, evicted or capture_error"),
     Column("event_type", "str", False, "event class name (Append, ReadReply, ...)"),
     Column("pair_id", "int", True, "links replies to the request they answer"),
     Column("latency_ms", "float", True, "reply's first packet minus request's last packet"),
@@ -143,12 +147,15 @@ def arrow_schema() -> pa.Schema:
     return pa.schema([pa.field(c.name, types[c.kind], nullable=c.nullable) for c in COLUMNS])
 
 
-def write_jsonl(rows: Iterable[Row], out: IO[str]) -> int:
-    """One JSON object per row; return how many rows were written."""
+def write_jsonl(rows: Iterable[Row], out: IO[str], *, flush: bool = False) -> int:
+    """One JSON object per row; return how many rows were written. ``flush`` flushes ``out``
+    after every row (live decoding: each row is readable as soon as it is complete)."""
     written = 0
     for row in rows:
         out.write(json.dumps(row.as_dict(), ensure_ascii=False, separators=(",", ":")))
         out.write("\n")
+        if flush:
+            out.flush()
         written += 1
     return written
 
@@ -193,35 +200,73 @@ _TABLE_COLUMNS = (
     ("offset", "offset", 22),
     ("count", "count", 5),
     ("wire_bytes", "bytes", 7),
-    ("error_code", "error", 0),
+    ("error_code", "error", 16),
+    ("detail", "detail", 0),
 )
+TIME_FORMATS = ("relative", "absolute", "epoch")
+"""How the table shows ``ts``: seconds since the first row (tshark's default), UTC date and time,
+or seconds since the epoch (what JSON lines and Parquet always hold)."""
+_TIME_WIDTH = {"relative": 12, "absolute": 26, "epoch": 17}
 
 
 def _cell(name: str, value: object, width: int) -> str:
     if value is None:
         return ""
     if name == "direction":
-        return "->" if value == "client_to_server" else "<-"
-    if name == "ts" and isinstance(value, float):
-        return f"{value:.6f}"
+        return "->" if value == "client_to_server" else "<-" if value else ""
     if name == "latency_ms" and isinstance(value, float):
         return f"{value:.3f}ms"
     text = str(value)
-    limit = width or 40
+    limit = width or 200
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def format_table(rows: Iterable[Row]) -> Iterator[str]:
+def _time_cell(ts: float, time: str, origin: float) -> str:
+    if time == "relative":
+        return f"{ts - origin:.6f}"
+    if time == "absolute":
+        stamp = datetime.datetime.fromtimestamp(ts, datetime.UTC)
+        return stamp.strftime("%Y-%m-%d %H:%M:%S.%f")
+    return f"{ts:.6f}"
+
+
+def format_table(
+    rows: Iterable[Row], *, time: str = "relative", origin: float | None = None
+) -> Iterator[str]:
     """Rows as aligned text lines for a terminal, a header first; each conversation introduced
-    by a line naming its file, client and server."""
-    header = "  ".join(title.ljust(width) for _, title, width in _TABLE_COLUMNS).rstrip()
+    by a line naming its file, client and server.
+
+    ``time`` is one of ``TIME_FORMATS``; relative times count from ``origin`` (default: the
+    first row's time). Rows other than events (errors, gaps, undecoded bytes, evicted
+    conversations, unreadable files) show their ``detail`` last. Lines come one per row as rows
+    come, so a live decode prints as it goes. Raises ValueError for an unknown ``time``.
+    """
+    if time not in TIME_FORMATS:
+        raise ValueError(f"time must be one of {TIME_FORMATS}, not {time!r}")
+    widths = {"ts": _TIME_WIDTH[time]}
+    columns = [(n, t, widths.get(n, w)) for n, t, w in _TABLE_COLUMNS]
+    header = "  ".join(title.ljust(width) for _, title, width in columns).rstrip()
     yield header
     current = None
     for row in rows:
+        if row.kind == "capture_error":
+            current = None
+            yield f"# {row.file}: cannot read: {row.detail}"
+            continue
+        if origin is None:
+            origin = row.ts
         if row.conversation != current:
             current = row.conversation
             yield f"# {row.conversation}  {row.client} -> {row.server}  [{row.protocol}]"
-        cells = (_cell(n, getattr(row, n), w).ljust(w) for n, _, w in _TABLE_COLUMNS)
+        cells = []
+        for name, _, width in columns:
+            if name == "ts":
+                text = _time_cell(row.ts, time, origin)
+            elif name == "detail":
+                text = "" if row.kind == "event" else row.detail
+            else:
+                text = _cell(name, getattr(row, name), width)
+            cells.append(text.ljust(width))
         yield "  ".join(cells).rstrip()
 
 
@@ -248,14 +293,18 @@ def _percentile(ordered: list[float], q: float) -> float | None:
     return ordered[rank - 1]
 
 
-def summarize(rows: Iterable[Row]) -> list[dict[str, Any]]:
-    """Per protocol: conversations, events, requests and replies paired, bytes on the wire,
-    errors, gaps and request-to-reply latency percentiles (nearest rank), sorted by protocol."""
-    acc: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        entry = acc.get(row.protocol)
+class Summary:
+    """``summarize``'s table built row by row, so a live decode can print it at any moment
+    (Ctrl-C). Memory: a set of conversation ids and an array of latencies per protocol."""
+
+    def __init__(self) -> None:
+        self._acc: dict[str, dict[str, Any]] = {}
+
+    def add(self, row: Row) -> None:
+        """Count one row."""
+        entry = self._acc.get(row.protocol)
         if entry is None:
-            entry = acc[row.protocol] = {"conversations": set(), "latencies": []}
+            entry = self._acc[row.protocol] = {"conversations": set(), "latencies": array("d")}
             entry.update(dict.fromkeys(("events", "requests", "replies", "bytes"), 0))
             entry.update(dict.fromkeys(("errors", "gaps"), 0))
         if row.kind != "capture_error":
@@ -273,21 +322,33 @@ def summarize(rows: Iterable[Row]) -> list[dict[str, Any]]:
             entry["bytes"] += row.wire_bytes
         if row.latency_ms is not None:
             entry["latencies"].append(row.latency_ms)
-    table = []
-    for protocol in sorted(acc):
-        entry = acc[protocol]
-        latencies = sorted(entry.pop("latencies"))
-        entry["conversations"] = len(entry["conversations"])
-        table.append(
-            {
-                "protocol": protocol,
-                **entry,
-                "latency_p50_ms": _percentile(latencies, 50),
-                "latency_p90_ms": _percentile(latencies, 90),
-                "latency_p99_ms": _percentile(latencies, 99),
-            }
-        )
-    return table
+
+    def table(self) -> list[dict[str, Any]]:
+        """The per-protocol table of the rows added so far (see ``summarize``)."""
+        table = []
+        for protocol in sorted(self._acc):
+            entry = dict(self._acc[protocol])
+            latencies = sorted(entry.pop("latencies"))
+            entry["conversations"] = len(entry["conversations"])
+            table.append(
+                {
+                    "protocol": protocol,
+                    **entry,
+                    "latency_p50_ms": _percentile(latencies, 50),
+                    "latency_p90_ms": _percentile(latencies, 90),
+                    "latency_p99_ms": _percentile(latencies, 99),
+                }
+            )
+        return table
+
+
+def summarize(rows: Iterable[Row]) -> list[dict[str, Any]]:
+    """Per protocol: conversations, events, requests and replies paired, bytes on the wire,
+    errors, gaps and request-to-reply latency percentiles (nearest rank), sorted by protocol."""
+    summary = Summary()
+    for row in rows:
+        summary.add(row)
+    return summary.table()
 
 
 def format_summary(table: list[dict[str, Any]]) -> Iterator[str]:

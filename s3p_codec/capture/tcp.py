@@ -11,27 +11,34 @@ module handles, per direction:
   sequence number, once every byte before it arrived), RST (both directions end now);
 - a missing handshake (capture started mid-stream): the first segment seen fixes offset 0;
 - segments the capture missed, reported as a ``StreamGap``: when the peer acknowledges bytes after
-  a hole (it received them, so no retransmission will ever fill the hole), when more than
-  ``max_pending`` bytes wait behind a hole, and at FIN, RST or end of capture;
+  a hole (it received them, so no retransmission will ever fill the hole), when what waits
+  behind a hole costs more than ``max_pending`` bytes of memory (payload plus
+  ``HELD_PIECE_COST`` per held piece), and at FIN, RST or end of capture;
 - payloads cut by the capture's snap length (the missing tail is a gap);
 - sequence number wrap-around (offsets are 64-bit and unwrapped near the next expected byte).
 
 Offsets are positions in one direction's byte stream, gaps included: offset 0 is the first byte
-after the SYN (or the first byte seen). Memory is bounded by the bytes held behind a hole.
+after the SYN (or the first byte seen). Memory is bounded by ``max_pending`` per direction, and
+holding N pieces costs O(N log N) time whatever order they arrive in.
+
+A self-connection (one address and port at both ends: a socket connected to itself) has a single
+endpoint; its conversation holds one ``HalfStream`` and every byte travels in that direction.
 """
 
 from __future__ import annotations
 
-import bisect
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
+from sortedcontainers import SortedList  # type: ignore[import-untyped]
 
 from s3p_codec.capture.pcap import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, Segment
 
 __all__ = [
     "Conversation",
+    "DEFAULT_MAX_PENDING",
     "Endpoint",
+    "HELD_PIECE_COST",
     "FlowKey",
     "HalfStream",
     "StreamData",
@@ -49,6 +56,11 @@ FlowKey = tuple[str, int, str, int]
 _SEQ_MOD = 1 << 32
 _HALF = 1 << 31
 DEFAULT_MAX_PENDING = 4 << 20
+"""Bytes of memory one direction may hold behind a hole before the hole is declared lost."""
+HELD_PIECE_COST = 600
+"""Bytes of memory one held piece costs besides its payload (its key, tuple, bytes header and the
+segment it came from, measured with tracemalloc at about 580): what ``max_pending`` counts per
+piece, so a flood of one-byte segments is bounded as tightly as a few large ones."""
 
 
 def flow_key(segment: Segment) -> FlowKey:
@@ -81,6 +93,7 @@ class StreamGap:
     offset: int
     size: int
     segment: Segment
+    reason: str = ""  # "max_pending" when given up on because too much waited behind it
 
 
 @attrs.frozen(slots=True)
@@ -96,6 +109,13 @@ class StreamEnd:
 
 #: What a ``HalfStream`` hands on: in-order data, a gap, or the end of the direction.
 StreamItem = StreamData | StreamGap | StreamEnd
+_NOTHING_HELD: list[int] = []  # shared, never modified: ``_deliver`` deletes nothing from it
+
+
+def _cost(start: int, end: int, data: bytes | None) -> int:
+    """Memory one held piece costs: its payload (none for bytes the snap length cut) and its
+    bookkeeping."""
+    return HELD_PIECE_COST + (0 if data is None else end - start)
 
 
 class HalfStream:
@@ -104,6 +124,11 @@ class HalfStream:
     Held bytes are kept as non-overlapping pieces: a segment that overlaps bytes already held (or
     delivered) only adds the bytes nobody sent before, so the first copy of every byte wins.
     """
+
+    __slots__ = (
+        "_held", "_pending_bytes", "_starts", "base", "closed", "fin_at", "last_segment",
+        "max_pending", "next", "sender", "syn_seq",
+    )  # fmt: skip
 
     def __init__(self, sender: Endpoint, max_pending: int = DEFAULT_MAX_PENDING) -> None:
         self.sender = sender
@@ -114,7 +139,9 @@ class HalfStream:
         self.fin_at: int | None = None
         self.closed = False
         self.last_segment: Segment | None = None
-        self._starts: list[int] = []  # sorted starts of the held pieces
+        # Sorted starts of the held pieces: an empty list until something is held (most
+        # directions never hold anything, and a SortedList costs a kilobyte).
+        self._starts: Any = _NOTHING_HELD
         # start -> (end, bytes or None for bytes the capture cut off, segment that carried them)
         self._held: dict[int, tuple[int, bytes | None, Segment]] = {}
         self._pending_bytes = 0
@@ -148,17 +175,22 @@ class HalfStream:
         data_seq = (seg.seq + 1) % _SEQ_MOD if syn else seg.seq
         offset = self._offset(data_seq)
         captured = len(seg.payload)
+        if fin and self.fin_at is None:
+            self.fin_at = offset + seg.length
+        if captured == seg.length and not self._starts and offset <= self.next < offset + captured:
+            # In order with nothing held (nearly every segment): deliver without holding.
+            data = seg.payload if offset == self.next else seg.payload[self.next - offset :]
+            at, self.next = self.next, offset + captured
+            return [StreamData(self.sender, at, data, seg), *self._deliver()]
         if captured:
             self._hold(offset, offset + captured, seg.payload, seg)
         if seg.length > captured:
             # The snap length cut this segment: its tail was never captured.
             self._hold(offset + captured, offset + seg.length, None, seg)
-        if fin and self.fin_at is None:
-            self.fin_at = offset + seg.length
         out = self._deliver()
         if self._pending_bytes > self.max_pending and self._starts:
             # Too much waits behind a hole: give up on it so memory stays bounded.
-            out += self._skip_to(self._starts[0], seg)
+            out += self._skip_to(self._starts[0], seg, "max_pending")
         return out
 
     def acknowledged(self, ack: int, seg: Segment) -> list[StreamItem]:
@@ -191,28 +223,41 @@ class HalfStream:
 
     def _hold(self, start: int, end: int, data: bytes | None, seg: Segment) -> None:
         """Keep the bytes of [start, end) that are neither delivered nor held already."""
+        if self._starts is _NOTHING_HELD:
+            self._starts = SortedList()
         starts, held = self._starts, self._held
         pos = max(start, self.next)
-        i = bisect.bisect_right(starts, pos) - 1
+        if not starts or pos > starts[-1]:
+            # The usual case (in order behind a hole): nothing held at or after ``pos`` but
+            # possibly the last piece overlapping it.
+            if starts and held[starts[-1]][0] > pos:
+                pos = held[starts[-1]][0]
+            if pos < end:
+                self._keep(pos, end, data, start, seg)
+            return
+        i = starts.bisect_right(pos) - 1
         if i >= 0 and held[starts[i]][0] > pos:
             pos = held[starts[i]][0]
         while pos < end:
-            j = bisect.bisect_left(starts, pos)
+            j = starts.bisect_left(pos)
             upcoming = starts[j] if j < len(starts) else end
             if upcoming > pos:
                 piece_end = min(upcoming, end)
-                piece = None if data is None else data[pos - start : piece_end - start]
-                starts.insert(j, pos)
-                held[pos] = (piece_end, piece, seg)
-                self._pending_bytes += piece_end - pos
+                self._keep(pos, piece_end, data, start, seg)
                 pos = piece_end
             else:
                 pos = held[upcoming][0]
 
-    def _skip_to(self, offset: int, seg: Segment) -> list[StreamItem]:
+    def _keep(self, pos: int, end: int, data: bytes | None, start: int, seg: Segment) -> None:
+        piece = None if data is None else data[pos - start : end - start]
+        self._starts.add(pos)
+        self._held[pos] = (end, piece, seg)
+        self._pending_bytes += _cost(pos, end, piece)
+
+    def _skip_to(self, offset: int, seg: Segment, reason: str = "") -> list[StreamItem]:
         out: list[StreamItem] = []
         if offset > self.next:
-            out.append(StreamGap(self.sender, self.next, offset - self.next, seg))
+            out.append(StreamGap(self.sender, self.next, offset - self.next, seg, reason))
             self.next = offset
         return out + self._deliver()
 
@@ -224,7 +269,7 @@ class HalfStream:
             start = starts[taken]
             taken += 1
             end, data, seg = held.pop(start)
-            self._pending_bytes -= end - start
+            self._pending_bytes -= _cost(start, end, data)
             if end <= self.next:
                 continue
             if data is None:
@@ -233,7 +278,7 @@ class HalfStream:
                 out.append(StreamData(self.sender, self.next, data[self.next - start :], seg))
             self.next = end
         if taken:
-            del starts[:taken]
+            del starts[:taken]  # SortedList: O(log n) per piece
         if self.fin_at is not None and self.next >= self.fin_at and not self.closed:
             self.closed = True
             out.append(StreamEnd(self.sender, self.next, "fin", self.last_segment))
@@ -247,11 +292,14 @@ class Conversation:
     stays None and the decoding layer decides by ports.
     """
 
+    __slots__ = ("client", "first", "halves", "key", "reset")
+
     def __init__(self, key: FlowKey, first: Segment, max_pending: int = DEFAULT_MAX_PENDING):
         self.key = key
         self.first = first
         a: Endpoint = (key[0], key[1])
         b: Endpoint = (key[2], key[3])
+        # One entry only for a self-connection (a == b).
         self.halves = {a: HalfStream(a, max_pending), b: HalfStream(b, max_pending)}
         self.client: Endpoint | None = None
         self.reset = False

@@ -1,0 +1,132 @@
+"""``decode_stream``: a capture read strictly forward from a pipe or a growing file, each row
+yielded as soon as the packet completing it was read."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from s3p_codec.capture import Row, decode_files, decode_stream
+from s3p_codec.capture.run import FollowedFile
+from tests.capture.synth import Flow, write_capture
+from tests.capture.test_observe import EXPECTED, SERVER, conversation, events
+
+WAIT = 10.0  # seconds a row may take to show up before the test calls it lost
+
+
+def two_conversations(fmt: str = "pcap") -> tuple[bytes, int]:
+    """A capture of two S3P conversations, and where the first one's packets end in it."""
+    first = conversation(Flow(("10.0.0.1", 40000), SERVER))
+    second = conversation(Flow(("10.0.0.3", 40001), SERVER, ts=1_700_000_001.0))
+    whole = write_capture(first + second, fmt=fmt)
+    return whole, len(write_capture(first, fmt=fmt))
+
+
+class Trickler(threading.Thread):
+    """Writes ``data`` into ``fd`` in small pieces; stops at ``pause_at`` until released."""
+
+    def __init__(self, write: object, data: bytes, pause_at: int, piece: int = 7) -> None:
+        super().__init__(daemon=True)
+        self.write = write
+        self.data = data
+        self.pause_at = pause_at
+        self.piece = piece
+        self.release = threading.Event()
+        self.paused = threading.Event()
+        self.written = 0
+
+    def run(self) -> None:
+        at = 0
+        while at < len(self.data):
+            if at == self.pause_at:
+                self.paused.set()
+                self.release.wait(WAIT)
+            end = min(at + self.piece, len(self.data))
+            if at < self.pause_at < end:
+                end = self.pause_at
+            self.write(self.data[at:end])  # type: ignore[operator]
+            self.written = at = end
+        self.done()
+
+    def done(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("fmt", ["pcap", "pcapng", "pcap.gz"])
+def test_rows_come_from_a_pipe_while_the_writer_is_still_writing(fmt: str) -> None:
+    data, first_end = two_conversations(fmt.removesuffix(".gz"))
+    if fmt.endswith(".gz"):
+        # gzip buffers, so the first conversation is its own member: flushed whole.
+        first_gz = gzip.compress(data[:first_end])
+        data, first_end = first_gz + gzip.compress(data[first_end:]), len(first_gz)
+    read_fd, write_fd = os.pipe()
+    writer = Trickler(lambda b: os.write(write_fd, b), data, first_end)
+    writer.done = lambda: os.close(write_fd)  # type: ignore[method-assign]
+    writer.start()
+    rows: list[Row] = []
+    with os.fdopen(read_fd, "rb") as stream:
+        for row in decode_stream(stream, name="-"):
+            rows.append(row)
+            if len(rows) == len(EXPECTED):
+                # Every row of the first conversation came before the writer was let go on to
+                # the second: nothing was held back for the end of the stream.
+                assert writer.written <= first_end  # (it goes on by itself after WAIT)
+                writer.release.set()
+    writer.join(WAIT)
+    assert events(rows) == EXPECTED * 2
+    assert {r.file for r in rows} == {"-"}
+
+
+def test_a_stream_gives_the_rows_a_file_gives(tmp_path: Path) -> None:
+    data, _ = two_conversations()
+    path = tmp_path / "cap.pcap"
+    path.write_bytes(data)
+    from_file = list(decode_files([str(path)]))
+    from_stream = list(decode_stream(io.BytesIO(data), name=str(path)))
+    assert from_stream == from_file
+
+
+def test_a_stream_that_breaks_off_ends_in_a_capture_error_row_after_its_rows() -> None:
+    data, first_end = two_conversations()
+    rows = list(decode_stream(io.BytesIO(data[: first_end + 30])))
+    assert events(rows)[: len(EXPECTED)] == EXPECTED
+    errors = [r for r in rows if r.kind == "capture_error"]
+    assert len(errors) == 1
+    assert "broken inside packet" in errors[0].detail
+    (empty,) = decode_stream(io.BytesIO(b""))
+    assert empty.detail == "empty file (no capture header)"
+
+
+def test_a_growing_file_is_followed_until_stopped(tmp_path: Path) -> None:
+    data, first_end = two_conversations()
+    path = tmp_path / "growing.pcap"
+    path.write_bytes(b"")
+    out = open(path, "ab")  # noqa: SIM115 - closed by the writer thread
+
+    def append(piece: bytes) -> None:
+        out.write(piece)
+        out.flush()
+
+    followed = FollowedFile(str(path), poll=0.01)
+    writer = Trickler(append, data, first_end, piece=301)
+
+    def finish() -> None:
+        out.close()
+        followed.stop()  # the writer is done: let the reader end at the end of the file
+
+    writer.done = finish  # type: ignore[method-assign]
+    writer.start()
+    rows: list[Row] = []
+    for row in decode_stream(followed, name=str(path)):  # type: ignore[arg-type]
+        rows.append(row)
+        if len(rows) == len(EXPECTED):
+            assert writer.written <= first_end  # (it goes on by itself after WAIT)
+            writer.release.set()
+    writer.join(WAIT)
+    followed.close()
+    assert events(rows) == EXPECTED * 2
