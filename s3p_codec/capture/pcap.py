@@ -140,9 +140,11 @@ class PrefixedStream(io.RawIOBase):
         self._rest = rest
 
     def readable(self) -> bool:
+        """Always true: this stream is for reading."""
         return True
 
     def readinto(self, buffer: Any) -> int:
+        """Fill ``buffer`` from the put-back head first, then from the rest; return the count."""
         view = memoryview(buffer).cast("B")
         if self._head:
             n = min(len(view), len(self._head))

@@ -33,6 +33,7 @@ from s3p_codec.capture.table import COLUMNS, Row
 __all__ = ["FilterError", "RowFilter", "compile_filter"]
 
 RowFilter = Callable[[Row], bool]
+"""A compiled display filter: true for the rows to keep."""
 KINDS = ("event", "error", "gap", "undecoded", "capture_error", "evicted")
 _KINDS_OF = {c.name: c.kind for c in COLUMNS}
 _TOKEN = re.compile(

@@ -46,6 +46,7 @@ class FollowedFile(io.RawIOBase):
         self._stopped = threading.Event()
 
     def readable(self) -> bool:
+        """Always true: a followed file is only read."""
         return True
 
     def stop(self) -> None:
@@ -53,6 +54,8 @@ class FollowedFile(io.RawIOBase):
         self._stopped.set()
 
     def read(self, size: int = -1) -> bytes:
+        """Exactly ``size`` bytes (``READ_CHUNK`` when negative), waiting for the file to grow;
+        fewer only once ``stop()`` was called and the file ends."""
         if size < 0:
             size = READ_CHUNK
         got = bytearray()
@@ -79,11 +82,13 @@ class FollowedFile(io.RawIOBase):
             self._stopped.wait(self._poll)
 
     def readinto(self, buffer: Any) -> int:
+        """Fill ``buffer`` as ``read`` would; return the count."""
         data = self.read(len(memoryview(buffer)))
         memoryview(buffer).cast("B")[: len(data)] = data
         return len(data)
 
     def close(self) -> None:
+        """Close the underlying file."""
         self._file.close()
         super().close()
 

@@ -105,6 +105,7 @@ RULES: dict[Version, Rules] = {
         min_inclusive=True,
     ),
 }
+"""The rules of each version, looked up once per connection."""
 
 DETECT = Rules(
     None,
