@@ -64,6 +64,7 @@ import zstandard
 from s3p_codec import RemoteProtocolError, Role, s2s
 from s3p_codec.s2s import http as s2s_http
 from s3p_codec.s2s import proto
+from s3p_codec.s2s.compression import decompress as s2s_decompress
 
 __all__ = ["Basin", "Server", "Store", "Stream", "main", "serve"]
 
@@ -601,14 +602,23 @@ def compress_body(data: bytes, compression: s2s.Compression) -> bytes:
     return bytes(zstandard.ZstdCompressor().compress(data))
 
 
-def decompress_body(data: bytes, encoding: bytes | None) -> bytes:
+MAX_UNARY_BODY = s2s.Limits().max_payload
+"""Largest decompressed body of a unary append: an S2S frame's payload bound, since the body is
+the same AppendInput (at most 1000 records and 1 MiB metered, plus protobuf overhead)."""
+
+
+def decompress_body(data: bytes, encoding: bytes | None, limit: int = MAX_UNARY_BODY) -> bytes:
+    """The body of a unary request, decompressed by the codec's capped decompression: a small
+    gzip or zstd body must not expand into gigabytes. Raises ``RemoteProtocolError`` past
+    ``limit`` or on corrupt input, ``ValueError`` for an unknown encoding."""
     if encoding is None or encoding in (b"identity", b""):
+        if len(data) > limit:
+            raise ValueError(f"request body over {limit} bytes")
         return data
     if encoding == b"gzip":
-        return gzip.decompress(data)
+        return s2s_decompress(data, s2s.Compression.GZIP, limit)
     if encoding == b"zstd":
-        with zstandard.ZstdDecompressor().stream_reader(data) as reader:
-            return bytes(reader.read())
+        return s2s_decompress(data, s2s.Compression.ZSTD, limit)
     raise ValueError(f"unsupported content-encoding {encoding!r}")
 
 

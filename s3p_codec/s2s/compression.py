@@ -23,10 +23,13 @@ from typing import Any
 
 from s3p_codec._core import LocalProtocolError, RemoteProtocolError
 from s3p_codec.s2s.errors import ErrorCode
+from s3p_codec.s2s.limits import MAX_ZSTD_WINDOW
 
 __all__ = [
+    "MAX_ZSTD_WINDOW",
     "Codec",
     "Compression",
+    "ZSTD_MISSING",
     "compress",
     "decompress",
     "negotiate",
@@ -39,6 +42,10 @@ try:
     import zstandard as _zstd
 except ImportError:  # pragma: no cover - the dev extra installs it
     _zstd = None
+
+
+ZSTD_MISSING = "zstd needs the zstandard package: pip install 's3p-codec[zstd]'"
+"""The one message for zstd used without its extra, whatever the payload size."""
 
 
 def zstd_available() -> bool:
@@ -92,11 +99,12 @@ class Codec:
     one costs more than decompressing a typical frame. Not for use by two threads at once
     (one connection is driven by one thread, as every sans-IO codec is)."""
 
-    __slots__ = ("_compressor", "_decompressor")
+    __slots__ = ("_compressor", "_decompressor", "_max_window")
 
-    def __init__(self) -> None:
+    def __init__(self, max_window: int = MAX_ZSTD_WINDOW) -> None:
         self._compressor: Any = None
         self._decompressor: Any = None
+        self._max_window = max_window
 
     def compress(self, data: bytes, compression: Compression) -> bytes:
         """Compress ``data`` (the caller applies the 1 KiB threshold).
@@ -105,9 +113,7 @@ class Codec:
         """
         if compression is Compression.ZSTD:
             if _zstd is None:
-                raise LocalProtocolError(
-                    "zstd needs the zstandard package", code=ErrorCode.BAD_FRAME
-                )
+                raise LocalProtocolError(ZSTD_MISSING, code=ErrorCode.BAD_FRAME)
             if self._compressor is None:
                 self._compressor = _zstd.ZstdCompressor()
             return bytes(self._compressor.compress(data))
@@ -117,7 +123,7 @@ class Codec:
         """See the module function ``decompress``."""
         if compression is Compression.ZSTD and _zstd is not None:
             if self._decompressor is None:
-                self._decompressor = _zstd.ZstdDecompressor()
+                self._decompressor = _zstd.ZstdDecompressor(max_window_size=self._max_window)
             return _unzstd(data, max_size, self._decompressor)
         return decompress(data, compression, max_size)
 
@@ -129,7 +135,7 @@ def compress(data: bytes, compression: Compression) -> bytes:
     """
     if compression is Compression.ZSTD:
         if _zstd is None:
-            raise LocalProtocolError("zstd needs the zstandard package", code=ErrorCode.BAD_FRAME)
+            raise LocalProtocolError(ZSTD_MISSING, code=ErrorCode.BAD_FRAME)
         return bytes(_zstd.ZstdCompressor().compress(data))
     if compression is Compression.GZIP:
         return gzip.compress(data, compresslevel=6, mtime=0)
@@ -154,31 +160,45 @@ def decompress(data: bytes, compression: Compression, max_size: int) -> bytes:
 
 
 _GZIP_STEP = 64 * 1024
+_GZIP_FIRST_WINDOW = 512
 
 
 def _gunzip(data: bytes, max_size: int) -> bytes:
-    out = bytearray()
-    pending = data
-    if not pending:
+    """Inflate every gzip member, linear in the input whatever the number of members.
+
+    zlib hands back the bytes after a member as a copy (``unused_data``), so feeding it the
+    whole rest of the payload per member would be quadratic (2 MiB of empty members: seconds).
+    Each member is fed through a window over the payload instead, starting small and doubling
+    while the member goes on, so the bytes copied per member stay proportional to its size.
+    """
+    if not data:
         raise _error("empty gzip payload")
+    out = bytearray()
+    view = memoryview(data)
+    pos, end = 0, len(data)
     # gzip allows several members back to back; each one gets its own decompressor.
-    while pending:
+    while pos < end:
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        window = _GZIP_FIRST_WINDOW
         try:
-            while True:
-                room = max_size + 1 - len(out)
-                chunk = inflater.decompress(pending, min(room, _GZIP_STEP))
-                out += chunk
-                if len(out) > max_size:
-                    raise _error(f"decompresses past {max_size} bytes")
-                pending = inflater.unconsumed_tail
-                if inflater.eof or (not pending and not chunk):
-                    break
+            while not inflater.eof:
+                if pos >= end:
+                    raise _error("truncated gzip member")
+                piece = view[pos : pos + window]
+                pending: bytes | memoryview = piece
+                while pending:
+                    room = max_size + 1 - len(out)
+                    chunk = inflater.decompress(pending, min(room, _GZIP_STEP))
+                    out += chunk
+                    if len(out) > max_size:
+                        raise _error(f"decompresses past {max_size} bytes")
+                    pending = inflater.unconsumed_tail
+                    if inflater.eof or (not pending and not chunk):
+                        break
+                pos += len(piece) - len(inflater.unconsumed_tail) - len(inflater.unused_data)
+                window = min(window * 2, _GZIP_STEP)
         except zlib.error as exc:
             raise _error(f"gzip: {exc}") from exc
-        if not inflater.eof:
-            raise _error("truncated gzip member")
-        pending = inflater.unused_data
     return bytes(out)
 
 
@@ -245,7 +265,7 @@ def _unzstd(data: bytes, max_size: int, context: Any = None) -> bytes:
     if _zstd is None:
         raise _error("zstd frame received but zstandard is not installed")
     if context is None:
-        context = _zstd.ZstdDecompressor()
+        context = _zstd.ZstdDecompressor(max_window_size=MAX_ZSTD_WINDOW)
     sizes = _zstd_frames(data)
     if any(size is not None and size > max_size for size in sizes):
         raise _error(f"zstd frame declares more than {max_size} bytes")

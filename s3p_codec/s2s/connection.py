@@ -35,7 +35,7 @@ from s3p_codec._core import (
     Role,
 )
 from s3p_codec.s2s import proto
-from s3p_codec.s2s.compression import Codec, Compression
+from s3p_codec.s2s.compression import ZSTD_MISSING, Codec, Compression, zstd_available
 from s3p_codec.s2s.errors import (
     AppendConditionFailed,
     ErrorCode,
@@ -105,9 +105,12 @@ class Connection:
         self._role = role
         self._session = session
         self._compression = Compression(compression)
+        if self._compression is Compression.ZSTD and not zstd_available():
+            # Refused here, not at the first payload over 1 KiB: the same error for any size.
+            raise LocalProtocolError(ZSTD_MISSING, code=ErrorCode.INVALID)
         self._limits = limits if limits is not None else Limits()
         self._buffer = ReceiveBuffer()
-        self._codec = Codec()
+        self._codec = Codec(self._limits.max_zstd_window)
         self._state = State.OPEN
         self._eof = False
         self._our_terminal = False
@@ -390,7 +393,7 @@ class Connection:
         event: Event
         if self._session is Session.APPEND:
             if self._role is Role.SERVER:
-                event = proto.decode_append_input(payload)
+                event = proto.decode_append_input(payload, self._limits.max_records_per_append)
                 problem = self._check_input_counts(event)
                 if problem:
                     raise RemoteProtocolError(problem, code=ErrorCode.INVALID)
@@ -404,7 +407,7 @@ class Connection:
                     self._unacked.popleft()
                     self._last_ack_end = event.end.seq_num
         elif self._role is Role.CLIENT:
-            batch = proto.decode_read_batch(payload)
+            batch = proto.decode_read_batch(payload, self._limits.max_records_per_batch)
             if batch.records:
                 event = batch
             elif batch.tail is not None:

@@ -523,15 +523,24 @@ def _decode_append_record(data: bytes, pos: int, end: int) -> AppendRecord:
     return AppendRecord(body, tuple(headers), timestamp)
 
 
-def decode_read_batch(data: bytes) -> ReadBatch:
-    """Parse a ``ReadBatch``; raises ``RemoteProtocolError(bad_proto)`` on malformed bytes."""
+def _too_many(what: str, limit: int) -> RemoteProtocolError:
+    return RemoteProtocolError(
+        f"{what} carries more than {limit} records", code=ErrorCode.INVALID
+    )
+
+
+def decode_read_batch(data: bytes, max_records: int | None = None) -> ReadBatch:
+    """Parse a ``ReadBatch``; raises ``RemoteProtocolError(bad_proto)`` on malformed bytes and
+    ``RemoteProtocolError(invalid)`` as soon as a record past ``max_records`` is met (records
+    are counted while decoding: a small compressed payload can hold a million empty ones)."""
     try:
-        return _decode_read_batch(data)
+        return _decode_read_batch(data, max_records)
     except IndexError as exc:  # a varint of a record's last field ran off the end
         raise _error("truncated message") from exc
 
 
-def _decode_read_batch(data: bytes) -> ReadBatch:
+def _decode_read_batch(data: bytes, max_records: int | None) -> ReadBatch:
+    limit = len(data) if max_records is None else max_records
     records: list[SequencedRecord] = []
     tail: StreamPosition | None = None
     pos, end = 0, len(data)
@@ -549,6 +558,8 @@ def _decode_read_batch(data: bytes) -> ReadBatch:
                 size, pos = _read_varint(data, pos, end)
             if size > end - pos:
                 raise _error("record runs past the end of the batch")
+            if len(records) == limit:
+                raise _too_many("a ReadBatch", limit)
             records.append(_decode_sequenced_record(data, pos, pos + size))
             pos += size
             continue
@@ -556,6 +567,8 @@ def _decode_read_batch(data: bytes) -> ReadBatch:
         if tag == 0x0A:
             start = pos
             pos = _read_length(data, pos, end)[1]
+            if len(records) == limit:
+                raise _too_many("a ReadBatch", limit)
             records.append(_decode_sequenced_record(data, start + _varint_size(data, start), pos))
         elif tag == 0x12:
             start = pos
@@ -566,8 +579,11 @@ def _decode_read_batch(data: bytes) -> ReadBatch:
     return ReadBatch(tuple(records), tail)
 
 
-def decode_append_input(data: bytes) -> AppendInput:
-    """Parse an ``AppendInput``; raises ``RemoteProtocolError(bad_proto)`` on malformed bytes."""
+def decode_append_input(data: bytes, max_records: int | None = None) -> AppendInput:
+    """Parse an ``AppendInput``; raises ``RemoteProtocolError(bad_proto)`` on malformed bytes and
+    ``RemoteProtocolError(invalid)`` as soon as a record past ``max_records`` is met, before
+    building the rest (a 206-byte zstd frame can expand into a million empty records)."""
+    limit = len(data) if max_records is None else max_records
     records: list[AppendRecord] = []
     match_seq_num: int | None = None
     fencing_token: str | None = None
@@ -577,6 +593,8 @@ def decode_append_input(data: bytes) -> AppendInput:
         if tag == 0x0A:
             start = pos
             pos = _read_length(data, pos, end)[1]
+            if len(records) == limit:
+                raise _too_many("an AppendInput", limit)
             records.append(_decode_append_record(data, start + _varint_size(data, start), pos))
         elif tag == 0x10:
             match_seq_num, pos = _read_varint(data, pos, end)
