@@ -273,3 +273,38 @@ def test_a_backend_without_fast_loads_is_given_bytes() -> None:
     assert info.value.fatal
     assert seen
     assert set(seen) == {bytes}
+
+
+def _nested(depth: int) -> object:
+    value: object = {}
+    for level in range(depth - 1):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [1, 2, 63, 64, 65, 200])
+def test_too_deep_counts_levels_exactly(depth: int) -> None:
+    from s3p_codec.rustlog.json_backend import too_deep
+
+    assert too_deep(_nested(depth), 64) is (depth > 64)
+    # An empty container is a level too: [[]] is two levels deep.
+    assert too_deep([[[]]], 2) and not too_deep([[[]]], 3)
+    assert not too_deep(5, 0) and too_deep({}, 0)
+
+
+def test_too_deep_on_a_wide_frame_holds_no_copy_of_its_children() -> None:
+    """3.4 million ``{}`` in one frame: the walk used to push every child (doubling memory)."""
+    import tracemalloc
+
+    from s3p_codec.rustlog.json_backend import too_deep
+
+    wide: list[object] = [{} for _ in range(1_000_000)]
+    wide.append([[{"deep": [1]}]])
+    tracemalloc.start()
+    try:
+        assert not too_deep(wide, 64)
+        assert too_deep(wide, 4)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024
