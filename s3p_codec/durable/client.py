@@ -150,7 +150,7 @@ class ClientConnection(H11Input):
             return self._idle()
         while not self._queue:
             try:
-                event = self._h11.next_event()
+                event = self._next_h11_event()
             except h11.RemoteProtocolError as exc:
                 self._state = ConnectionState.ERROR
                 raise _fatal(str(exc) or "malformed HTTP response") from None
@@ -173,11 +173,10 @@ class ClientConnection(H11Input):
 
     def _idle(self) -> NeedData:
         # No request is outstanding: nothing may arrive but the end of the connection.
-        pending, closed = self._h11.trailing_data
-        if pending:
+        if self._pending_input():
             self._state = ConnectionState.ERROR
             raise _fatal("the server sent bytes that answer no request")
-        if closed or self._eof:
+        if self._eof:
             self._state = ConnectionState.CLOSED
         return NEED_DATA
 

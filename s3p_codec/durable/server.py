@@ -104,7 +104,7 @@ class ServerConnection(H11Input):
             return NEED_DATA  # one request at a time: answer it first
         while True:
             try:
-                event = self._h11.next_event()
+                event = self._next_h11_event()
             except h11.RemoteProtocolError as exc:
                 self._state = ConnectionState.ERROR
                 self._reply_owed = self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE)
@@ -140,6 +140,18 @@ class ServerConnection(H11Input):
                 f"request head of {head_size} bytes is over the limit of "
                 f"{self.limits.max_header_size}",
                 ErrorCode.REQUEST_HEADER_FIELDS_TOO_LARGE,
+            )
+        names = {name for name, _ in head.headers}
+        if b"content-length" in names and b"transfer-encoding" in names:
+            # RFC 9112 6.3: both framings in one request "might indicate an attempt to perform
+            # request smuggling"; a server "MAY reject" it and "MUST close the connection after
+            # responding". Rejected with 400, and the connection closes: a second request
+            # hidden in the body is never read.
+            self._state = ConnectionState.ERROR
+            self._reply_owed = True
+            raise _fatal(
+                "a request with both Content-Length and Transfer-Encoding",
+                ErrorCode.BAD_REQUEST,
             )
         self._head = head
         self._body = bytearray()

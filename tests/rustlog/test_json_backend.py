@@ -288,8 +288,10 @@ def test_too_deep_counts_levels_exactly(depth: int) -> None:
 
     assert too_deep(_nested(depth), 64) is (depth > 64)
     # An empty container is a level too: [[]] is two levels deep.
-    assert too_deep([[[]]], 2) and not too_deep([[[]]], 3)
-    assert not too_deep(5, 0) and too_deep({}, 0)
+    assert too_deep([[[]]], 2)
+    assert not too_deep([[[]]], 3)
+    assert not too_deep(5, 0)
+    assert too_deep({}, 0)
 
 
 def test_too_deep_on_a_wide_frame_holds_no_copy_of_its_children() -> None:

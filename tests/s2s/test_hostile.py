@@ -115,13 +115,12 @@ def _large_window_frame() -> bytes:
 
 def test_a_zstd_frame_asking_for_a_128_mib_window_is_refused() -> None:
     frame = _large_window_frame()
-    for codec in (Codec(), None):
-        with pytest.raises(RemoteProtocolError) as info:
-            if codec is None:
-                decompress(frame, Compression.ZSTD, 2 * 1024 * 1024)
-            else:
-                codec.decompress(frame, Compression.ZSTD, 2 * 1024 * 1024)
-        assert info.value.code == ErrorCode.BAD_FRAME
+    with pytest.raises(RemoteProtocolError) as info:
+        Codec().decompress(frame, Compression.ZSTD, 2 * 1024 * 1024)
+    assert info.value.code == ErrorCode.BAD_FRAME
+    with pytest.raises(RemoteProtocolError) as info:
+        decompress(frame, Compression.ZSTD, 2 * 1024 * 1024)
+    assert info.value.code == ErrorCode.BAD_FRAME
     # The same frame passes when the limit allows its window: the refusal is the window's.
     assert Codec(max_window=1 << 27).decompress(frame, Compression.ZSTD, 1 << 20) == b"a" * 4096
 
