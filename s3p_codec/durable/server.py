@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import h11
 
 from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
+from s3p_codec._core.h11input import H11Input
 from s3p_codec._core.types import NEED_DATA, NeedData, Role
 from s3p_codec.durable import sse
 from s3p_codec.durable.events import (
@@ -29,7 +30,6 @@ from s3p_codec.durable.events import (
     SSEEnd,
     SSEStart,
 )
-from s3p_codec.durable.h11input import H11Input
 from s3p_codec.durable.limits import Limits
 from s3p_codec.durable.offsets import is_sentinel, offset_error
 from s3p_codec.durable.requests import parse_request

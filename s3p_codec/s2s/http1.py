@@ -24,6 +24,7 @@ import attrs
 import h11
 
 from s3p_codec._core import NEED_DATA, LocalProtocolError, NeedData, RemoteProtocolError, Role
+from s3p_codec._core.h11input import H11Input
 from s3p_codec.s2s.connection import Connection, Session, State
 from s3p_codec.s2s.errors import ErrorCode, SessionTerminated
 from s3p_codec.s2s.events import AppendInput, Event, Terminal
@@ -59,11 +60,15 @@ def _h11_error(exc: h11.ProtocolError) -> RemoteProtocolError:
     return RemoteProtocolError(f"HTTP/1.1: {exc}", code=ErrorCode.BAD_HEADER)
 
 
-class Http1Connection:
+class Http1Connection(H11Input):
     """One S2S session over one HTTP/1.1 connection (see the module docstring).
 
-    ``host`` is the ``Host`` header a client sends (``"127.0.0.1:8080"``).
+    ``host`` is the ``Host`` header a client sends (``"127.0.0.1:8080"``). Received bytes reach
+    h11 in bounded slices (``_core.h11input``), so a head over h11's 16 KiB bound is refused
+    whether it arrives whole or in pieces.
     """
+
+    _eof_code = ErrorCode.BAD_FRAME
 
     def __init__(
         self, role: Role, *, host: str = "localhost", limits: Limits | None = None
@@ -82,6 +87,7 @@ class Http1Connection:
         self._failed = False
         self._reply_pending = False
         self._response_done = False
+        self._start_input()
 
     # -- Connection protocol ---------------------------------------------------------------------
 
@@ -136,15 +142,6 @@ class Http1Connection:
             return self._server_send(event)
         except h11.LocalProtocolError as exc:
             raise LocalProtocolError(f"HTTP/1.1: {exc}", code=ErrorCode.INVALID) from exc
-
-    def receive_data(self, data: bytes) -> None:
-        """Buffer bytes from the peer; ``b""`` means it closed. Raises ``LocalProtocolError`` for
-        bytes after the end.
-        """
-        try:
-            self._h11.receive_data(data)
-        except RuntimeError as exc:  # h11 refuses data after it saw the end
-            raise LocalProtocolError(str(exc), code=ErrorCode.BAD_FRAME) from exc
 
     def next_event(self) -> Http1Event | NeedData:
         """The next HTTP head or session event, or ``NEED_DATA``.
@@ -215,7 +212,7 @@ class Http1Connection:
                 if self._session.state is not State.OPEN:
                     return NEED_DATA
             try:
-                item = self._h11.next_event()
+                item = self._next_h11_event()
             except h11.RemoteProtocolError as exc:
                 raise _h11_error(exc) from exc
             if item is h11.NEED_DATA or item is h11.PAUSED:
@@ -313,7 +310,7 @@ class Http1Connection:
                 if self._session.state is not State.OPEN:
                     return NEED_DATA
             try:
-                item = self._h11.next_event()
+                item = self._next_h11_event()
             except h11.RemoteProtocolError as exc:
                 error = _h11_error(exc)
                 error.reply = ErrorResponse(400, ErrorCode.BAD_HEADER.value, str(exc))

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import pytest
 import zstandard
 
+import s3p_codec
 from s3p_codec import LocalProtocolError, RemoteProtocolError, Role, s2s
 from s3p_codec.s2s import compression
 from s3p_codec.s2s.compression import Codec, Compression, decompress
@@ -144,3 +145,29 @@ def test_the_example_server_caps_a_compressed_unary_body() -> None:
     with pytest.raises(RemoteProtocolError, match="more than"):
         decompress_body(_zstd(b"\0" * (MAX_UNARY_BODY + 1)), b"zstd")
     assert decompress_body(gzip.compress(b"ok", mtime=0), b"gzip") == b"ok"
+
+
+def _http1_verdict(chunks: list[bytes]) -> str:
+    server = s2s.Http1Connection(Role.SERVER)
+    try:
+        for chunk in chunks:
+            server.receive_data(chunk)
+            while server.next_event() is not s3p_codec.NEED_DATA:
+                pass
+    except RemoteProtocolError as exc:
+        return f"refused {exc.code}"
+    return "accepted"
+
+
+def test_a_huge_http1_head_gets_the_same_verdict_whole_or_in_pieces() -> None:
+    """A 1.1 MB head of 100k headers was accepted whole (h11 bounds only incomplete heads) and
+    refused in pieces; fed to h11 in bounded slices, it is refused both ways."""
+    head = (
+        b"POST /v1/streams/s/records HTTP/1.1\r\nHost: x\r\n"
+        + b"X-Pad: 0123\r\n" * 100_000
+        + b"\r\n"
+    )
+    whole = _http1_verdict([head])
+    pieces = _http1_verdict([head[i : i + 1000] for i in range(0, len(head), 1000)])
+    assert whole == pieces
+    assert whole.startswith("refused")
