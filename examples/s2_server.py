@@ -55,6 +55,7 @@ from urllib.parse import parse_qsl, unquote
 import attrs
 import h2.config
 import h2.connection
+import h2.errors
 import h2.events
 import h2.exceptions
 import h2.settings
@@ -652,6 +653,7 @@ class _H2Connection:
         config = h2.config.H2Configuration(client_side=False, header_encoding=None)
         self.h2 = h2.connection.H2Connection(config=config)
         self.bodies: dict[int, asyncio.Queue[bytes | None]] = {}
+        self.uncredited: dict[int, int] = {}  # received, not yet taken by the handler
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.window_open = asyncio.Event()
         self.closed = False
@@ -714,16 +716,31 @@ class _H2Connection:
 
             def forget(_: asyncio.Task[None], sid: int = stream_id) -> None:
                 self.tasks.pop(sid, None)
+                if self.bodies.pop(sid, None) is not None and not self.closed:
+                    # Answered before its request body ended: "a server can send a complete
+                    # response prior to the client sending an entire request ... the server
+                    # SHOULD send a RST_STREAM with an error code of NO_ERROR" (RFC 9113 8.1),
+                    # so the client stops sending, and nothing more is queued or credited.
+                    with contextlib.suppress(h2.exceptions.ProtocolError):
+                        self.h2.reset_stream(sid, h2.errors.ErrorCodes.NO_ERROR)
+                    asyncio.get_running_loop().create_task(self.flush())
 
             task.add_done_callback(forget)
         elif isinstance(event, h2.events.DataReceived):
             queue_for = self.bodies.get(event.stream_id or 0)
-            if queue_for is not None and event.data:
-                queue_for.put_nowait(bytes(event.data))
-            if event.flow_controlled_length and event.stream_id is not None:
-                # Acknowledge at once: the session codec bounds what it buffers per frame.
+            length = event.flow_controlled_length or 0
+            if queue_for is not None and event.stream_id is not None:
+                # Credited when the handler takes it (``body``): a stream's unread data is
+                # bounded by its flow-control window, whatever the client sends.
+                queue_for.put_nowait(bytes(event.data or b""))
+                self.uncredited[event.stream_id] = (
+                    self.uncredited.get(event.stream_id, 0) + length
+                )
+            elif length:
+                # A stream already answered or reset: its data is dropped, and only the
+                # connection window is given back so that the other streams keep flowing.
                 with contextlib.suppress(h2.exceptions.ProtocolError):
-                    self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                    self.h2.increment_flow_control_window(length)
         elif isinstance(event, h2.events.StreamEnded):
             queue_for = self.bodies.get(event.stream_id or 0)
             if queue_for is not None:
@@ -745,7 +762,13 @@ class _H2Connection:
             if chunk is None:
                 self.bodies.pop(stream_id, None)
                 return
-            yield chunk
+            credit = self.uncredited.pop(stream_id, 0)
+            if credit and not self.closed:
+                with contextlib.suppress(h2.exceptions.ProtocolError):
+                    self.h2.acknowledge_received_data(credit, stream_id)
+                await self.flush()
+            if chunk:
+                yield chunk
 
     async def send_headers(self, stream_id: int, status: int, headers: Headers) -> None:
         if self.closed:
@@ -792,6 +815,12 @@ class _H1Response(Response):
         await self.transport.write(h11.EndOfMessage())
 
 
+BODY_QUEUE_CHUNKS = 16
+"""Received body chunks (up to 64 KiB each) an HTTP/1.1 request may have waiting for its
+handler. When they are all waiting the connection stops reading, so a client that sends and
+never reads is held back by TCP instead of filling the server's memory."""
+
+
 class _H1Connection:
     """One HTTP/1.1 connection: requests one after the other, bodies full duplex."""
 
@@ -831,7 +860,7 @@ class _H1Connection:
                 return
             if not isinstance(event, h11.Request):
                 return
-            queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+            queue = self.new_body_queue()
             request = Request(
                 event.method,
                 event.target,
@@ -849,13 +878,19 @@ class _H1Connection:
                 return
             self.h11.start_next_cycle()
 
+    @staticmethod
+    def new_body_queue() -> asyncio.Queue[bytes | None]:
+        """A request body's chunks on their way to the handler: bounded (back-pressure)."""
+        return asyncio.Queue(maxsize=BODY_QUEUE_CHUNKS)
+
     async def pump(self, queue: asyncio.Queue[bytes | None]) -> None:
+        """Read the request body into ``queue``, waiting while it is full."""
         while True:
             event = await self.next_event()
             if isinstance(event, h11.Data):
-                queue.put_nowait(bytes(event.data))
+                await queue.put(bytes(event.data))
             else:
-                queue.put_nowait(None)
+                await queue.put(None)
                 return
 
     @staticmethod
