@@ -22,7 +22,10 @@ def test_http1_request_bodies_stop_being_read_while_the_handler_does_not_take_th
 
     async def main() -> None:
         reader = asyncio.StreamReader()
-        head = b"POST /v1/streams/s/records HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        head = (
+            b"POST /v1/streams/s/records HTTP/1.1\r\nHost: x\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
+        )
         chunk = b"%x\r\n" % 1000 + b"x" * 1000 + b"\r\n"
         reader.feed_data(head + chunk * 10_000)  # 10 MB the client keeps sending
         conn = _H1Connection(None, reader, None)  # type: ignore[arg-type]
