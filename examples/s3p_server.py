@@ -44,8 +44,12 @@ connection. What is left here is what only a server with state can decide, kept 
   recoverable: the codec keeps the connection open and the next pipelined requests are served.
 - Connection limits (spec section 11, RECOMMENDED): ``--idle-timeout`` closes a connection that
   sent no request for that many seconds (a READ blocked on the server is not idle);
-  ``--max-connections`` closes, without a reply, connections accepted beyond the maximum (there is
-  no S3P error for it, and a reply nobody asked for would break the client's pairing).
+  ``--request-timeout`` closes one whose request has been arriving for that long (a client that
+  trickles bytes is never idle, yet never asks for anything); at ``--max-connections`` a new
+  connection sheds the one idle the longest, so idle or slow clients cannot lock new ones out,
+  and is itself closed without a reply only when every connection is busy (there is no S3P
+  error for it, and a reply nobody asked for would break the client's pairing);
+  ``--max-connections-per-address`` applies the same rule among one IP address's connections.
 
 Every limit of spec section 11 is a flag; see ``--help``.
 """
@@ -65,7 +69,7 @@ from typing import Any, Protocol
 import attrs
 import trio
 
-from s3p_codec import RemoteProtocolError, Role, s3p
+from s3p_codec import NEED_DATA, NeedData, RemoteProtocolError, Role, s3p
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.asyncio import AsyncioConnection
 from s3p_codec.io.asyncio import serve as asyncio_serve
@@ -329,32 +333,109 @@ async def answer_blocking(
             return reply
 
 
+class WatchedCodec(s3p.Connection):
+    """The server-role codec, noting since when the bytes of an unfinished request arrive.
+
+    ``partial_since`` is the clock reading at the first byte received after the last complete
+    request (None while nothing is pending): the request-progress time-out reads it, so a client
+    that trickles a request (slowloris) is let go however often it sends a byte.
+    """
+
+    def __init__(self, server: Server) -> None:
+        super().__init__(Role.SERVER, limits=server.store.limits, version=server.store.version)
+        self.clock = server.clock
+        self.partial_since: float | None = None
+
+    def receive_data(self, data: bytes) -> None:
+        if data and self.partial_since is None:
+            self.partial_since = self.clock()
+        super().receive_data(data)
+
+    def next_event(self) -> s3p.Event | NeedData:
+        event = super().next_event()
+        if event is not NEED_DATA:
+            self.partial_since = None
+        return event
+
+
+@attrs.define
+class Client:
+    """One open connection as the connection policy sees it."""
+
+    activity: Activity
+    address: str
+    close: Callable[[], None]
+
+
 @attrs.define
 class Server:
-    """Configuration and shared state of one running server, whatever the backend."""
+    """Configuration and shared state of one running server, whatever the backend.
+
+    The connection policy (spec section 11 recommends limits on connections and idle time):
+    ``idle_timeout`` closes a connection that asked for nothing that long; ``request_timeout``
+    closes one whose request has been arriving for that long (slow senders hold a connection
+    without ever being idle); at ``max_connections`` a new connection sheds the one idle the
+    longest, and is refused only when every connection is busy (a blocked READ);
+    ``max_connections_per_address`` does the same among the connections of one IP address.
+    """
 
     store: Store
     idle_timeout: float | None = None
     max_connections: int | None = None
-    connections: int = 0
+    request_timeout: float | None = None
+    max_connections_per_address: int | None = None
+    clock: Callable[[], float] = time.monotonic
+    clients: dict[int, Client] = attrs.field(factory=dict)
+    shed: dict[str, int] = attrs.field(factory=dict)
+    _next_id: int = 0
 
     @property
     def limits(self) -> s3p.Limits:
         return self.store.limits
 
-    def codec(self) -> s3p.Connection:
-        return s3p.Connection(Role.SERVER, limits=self.store.limits, version=self.store.version)
+    @property
+    def connections(self) -> int:
+        """Connections open now."""
+        return len(self.clients)
 
-    def admit(self) -> bool:
-        """Count a new connection in, unless the maximum is reached (then close it)."""
-        if self.max_connections is not None and self.connections >= self.max_connections:
-            log.info("refusing a connection: %d already open", self.connections)
+    @property
+    def watched(self) -> bool:
+        """Whether connections need a watchdog (a time-out is set)."""
+        return bool(self.idle_timeout or self.request_timeout)
+
+    def codec(self) -> s3p.Connection:
+        return WatchedCodec(self)
+
+    def admit(self, activity: Activity, address: str, close: Callable[[], None]) -> int | None:
+        """Count a new connection in (an id for ``leave``), shedding the idlest at a cap; None
+        when every connection that could make room is busy (then close the new one)."""
+        per_address = self.max_connections_per_address
+        if per_address:
+            same = [key for key, c in self.clients.items() if c.address == address]
+            if len(same) >= per_address and not self._shed_idlest(same, "per-address cap"):
+                return None
+        cap = self.max_connections
+        if cap and len(self.clients) >= cap and not self._shed_idlest(list(self.clients), "cap"):
+            log.info("refusing a connection: %d open and none idle", len(self.clients))
+            self.shed["refused"] = self.shed.get("refused", 0) + 1
+            return None
+        self._next_id += 1
+        self.clients[self._next_id] = Client(activity, address, close)
+        return self._next_id
+
+    def _shed_idlest(self, keys: list[int], why: str) -> bool:
+        candidates = [(self.clients[k].activity, k) for k in keys]
+        idle = [(activity.last, k) for activity, k in candidates if not activity.busy]
+        if not idle:
             return False
-        self.connections += 1
+        _, key = min(idle)
+        log.info("at the %s: closing the connection idle the longest", why)
+        self.shed["idlest"] = self.shed.get("idlest", 0) + 1
+        self.clients.pop(key).close()
         return True
 
-    def leave(self) -> None:
-        self.connections -= 1
+    def leave(self, key: int) -> None:
+        self.clients.pop(key, None)  # already gone if the cap shed it
 
 
 class ServerConnection(Protocol):
@@ -380,10 +461,27 @@ class Activity:
 
     last: float
     busy: bool = False
+    codec: WatchedCodec | None = None
 
-    def left(self, now: float, timeout: float) -> float:
-        """Seconds until the connection counts as idle (0 or less: it is idle now)."""
-        return timeout if self.busy else self.last + timeout - now
+    def overdue(self, now: float, idle: float | None, slow: float | None) -> str | None:
+        """Why the connection must close now (``"idle"``, ``"request too slow"``), or None."""
+        partial = self.codec.partial_since if self.codec is not None else None
+        if slow and partial is not None and now - partial >= slow:
+            return "request too slow"
+        if idle and not self.busy and partial is None and now - self.last >= idle:
+            return "idle"
+        return None
+
+    def next_check(self, now: float, idle: float | None, slow: float | None) -> float:
+        """Seconds until ``overdue`` may say something new. A request that starts arriving
+        between two checks is caught at most ``slow`` late: checks come at least that often."""
+        waits = [slow] if slow else []
+        if idle:
+            waits.append(idle if self.busy else max(self.last + idle - now, 0.0))
+        partial = self.codec.partial_since if self.codec is not None else None
+        if slow and partial is not None:
+            waits.append(max(partial + slow - now, 0.0))
+        return max(min(waits), 0.001)
 
 
 async def serve_requests(
@@ -453,54 +551,55 @@ async def _asyncio_wait(store: Store, name: bytes, seconds: float, lookout: Look
             await asyncio.wait({watching})  # its read is over before the loop reads again
 
 
-async def _asyncio_serve_until_idle(
-    conn: AsyncioConnection[s3p.Event, s3p.Event], store: Store, idle: float
-) -> None:
-    loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    assert task is not None
-    activity = Activity(loop.time())
-    expired = False
-    timer: asyncio.TimerHandle
-
-    def check() -> None:
-        nonlocal timer, expired
-        left = activity.left(loop.time(), idle)
-        if left > 0:
-            timer = loop.call_later(left, check)
-        else:
-            expired = True
-            task.cancel()
-
-    timer = loop.call_later(idle, check)
-    try:
-        await serve_requests(conn, store, _asyncio_wait, activity, loop.time)
-    except asyncio.CancelledError:
-        if not expired:
-            raise
-        task.uncancel()
-        log.info("closing an idle connection")
-    finally:
-        timer.cancel()
-
-
 async def serve_asyncio(server: Server, host: str, port: int) -> asyncio.Server:
     """Start listening; returns the ``asyncio.Server`` (its first socket gives the port)."""
     store = server.store
-    idle = server.idle_timeout
+    idle, slow = server.idle_timeout, server.request_timeout
+    loop = asyncio.get_running_loop()
+    server.clock = loop.time
 
     async def handle(conn: AsyncioConnection[s3p.Event, s3p.Event]) -> None:
-        if not server.admit():
+        task = asyncio.current_task()
+        assert task is not None
+        codec = conn.conn
+        activity = Activity(loop.time(), codec=codec if isinstance(codec, WatchedCodec) else None)
+        closing: list[str] = []  # why the policy closes this connection, once it does
+
+        def close(reason: str = "shed") -> None:
+            closing.append(reason)
+            task.cancel()
+
+        peer = conn.writer.get_extra_info("peername")
+        key = server.admit(activity, str(peer[0]) if isinstance(peer, tuple) else "", close)
+        if key is None:
             return
-        try:
-            if idle is None:
-                await serve_requests(conn, store, _asyncio_wait)
+        timer: asyncio.TimerHandle | None = None
+
+        def check() -> None:
+            nonlocal timer
+            reason = activity.overdue(loop.time(), idle, slow)
+            if reason is not None:
+                log.info("closing a connection: %s", reason)
+                server.shed[reason] = server.shed.get(reason, 0) + 1
+                server.leave(key)
+                close(reason)
             else:
-                await _asyncio_serve_until_idle(conn, store, idle)
+                timer = loop.call_later(activity.next_check(loop.time(), idle, slow), check)
+
+        if server.watched:
+            timer = loop.call_later(activity.next_check(loop.time(), idle, slow), check)
+        try:
+            await serve_requests(conn, store, _asyncio_wait, activity, loop.time)
         except ConnectionClosed:
             return
+        except asyncio.CancelledError:
+            if not closing:
+                raise
+            task.uncancel()
         finally:
-            server.leave()
+            if timer is not None:
+                timer.cancel()
+            server.leave(key)
 
     return await asyncio_serve(server.codec, handle, host, port)
 
@@ -540,9 +639,12 @@ async def _trio_wait(store: Store, name: bytes, seconds: float, lookout: Lookout
     return left
 
 
-async def _trio_watchdog(activity: Activity, idle: float, scope: trio.CancelScope) -> None:
-    while (left := activity.left(trio.current_time(), idle)) > 0:
-        await trio.sleep(left)
+async def _trio_watchdog(server: Server, activity: Activity, scope: trio.CancelScope) -> None:
+    idle, slow = server.idle_timeout, server.request_timeout
+    while (reason := activity.overdue(trio.current_time(), idle, slow)) is None:
+        await trio.sleep(activity.next_check(trio.current_time(), idle, slow))
+    log.info("closing a connection: %s", reason)
+    server.shed[reason] = server.shed.get(reason, 0) + 1
     scope.cancel()
 
 
@@ -560,6 +662,15 @@ async def _trio_serve_quietly(
         log.debug("connection ended: %r", error)
 
 
+def _trio_peer(conn: TrioConnection[s3p.Event, s3p.Event]) -> object:
+    """The peer's address, or None when it is unknown or already gone."""
+    sock = getattr(conn.stream, "socket", None)
+    try:
+        return sock.getpeername() if sock is not None else None
+    except OSError:  # the client left before we looked
+        return None
+
+
 async def serve_trio(
     server: Server,
     host: str,
@@ -569,25 +680,30 @@ async def serve_trio(
 ) -> None:
     """Serve on trio until cancelled; use with ``nursery.start`` to learn the listeners."""
     store = server.store
-    idle = server.idle_timeout
+    server.clock = trio.current_time
 
     async def handle(conn: TrioConnection[s3p.Event, s3p.Event]) -> None:
-        if not server.admit():
-            return
-        try:
-            if idle is None:
-                await _trio_serve_quietly(conn, store, None)
+        codec = conn.conn
+        activity = Activity(
+            trio.current_time(), codec=codec if isinstance(codec, WatchedCodec) else None
+        )
+        with trio.CancelScope() as scope:
+            peer = _trio_peer(conn)
+            key = server.admit(
+                activity, str(peer[0]) if isinstance(peer, tuple) else "", scope.cancel
+            )
+            if key is None:
                 return
-            activity = Activity(trio.current_time())
-            with trio.CancelScope() as scope:
+            try:
+                if not server.watched:
+                    await _trio_serve_quietly(conn, store, activity)
+                    return
                 async with trio.open_nursery() as nursery:
-                    nursery.start_soon(_trio_watchdog, activity, idle, scope)
+                    nursery.start_soon(_trio_watchdog, server, activity, scope)
                     await _trio_serve_quietly(conn, store, activity)
                     nursery.cancel_scope.cancel()
-            if scope.cancelled_caught:
-                log.info("closing an idle connection")
-        finally:
-            server.leave()
+            finally:
+                server.leave(key)
 
     await trio_serve(server.codec, handle, host, port, task_status=task_status)
 
@@ -634,11 +750,26 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="close connections silent this long; 0 disables (300)",
     )
     limits.add_argument(
+        "--request-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="close a connection whose request takes this long to arrive; 0 disables (30)",
+    )
+    limits.add_argument(
         "--max-connections",
         type=int,
         default=1024,
         metavar="N",
-        help="close connections accepted beyond this many; 0 disables (1024)",
+        help="at this many connections a new one closes the one idle the longest, or is "
+        "closed itself when all are busy; 0 disables (1024)",
+    )
+    limits.add_argument(
+        "--max-connections-per-address",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the same among the connections of one IP address; 0 disables (0)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log each connection")
     return parser.parse_args(argv)
@@ -650,6 +781,8 @@ def build_server(args: argparse.Namespace) -> Server:
         Store(limits, version=args.s3p_version),
         idle_timeout=args.idle_timeout or None,
         max_connections=args.max_connections or None,
+        request_timeout=args.request_timeout or None,
+        max_connections_per_address=args.max_connections_per_address or None,
     )
 
 

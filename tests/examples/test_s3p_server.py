@@ -319,27 +319,86 @@ def test_values_at_the_limit_flags_are_accepted(server: RunningServer) -> None:
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
-def test_idle_connections_are_closed_and_max_connections_is_enforced(
+def test_idle_connections_are_closed_and_the_cap_sheds_the_idlest(
     start_server: StartServer, backend: str
 ) -> None:
     small = start_server(backend, "--idle-timeout", "0.8", "--max-connections", "2")
     with client(small) as first, client(small) as second:
         assert call(first, s3p.Create(fresh_name())) == s3p.Ok()
         assert call(second, s3p.Create(fresh_name())) == s3p.Ok()
-        with raw(small) as third:  # over the maximum: closed without a reply
-            assert read_until_eof(third) == b""
-        # A READ blocked on the server is not idle, even past the idle time-out.
-        name = fresh_name()
-        assert call(first, s3p.Create(name)) == s3p.Ok()
-        assert call(first, s3p.Read(name, block_ms=1000)) == s3p.ReadReply(())
-        assert call(first, s3p.Read(name)) == s3p.ReadReply(())
-        time.sleep(1.1)  # silent longer than --idle-timeout: both are closed
-        with pytest.raises(ConnectionClosed):
-            first.next_event()
-        with pytest.raises(ConnectionClosed):
-            second.next_event()
+        # At the cap a newcomer sheds the connection idle the longest (``first``), instead of
+        # being locked out by connections that do nothing.
+        with client(small) as third:
+            assert call(third, s3p.Create(fresh_name())) == s3p.Ok()
+            with pytest.raises(ConnectionClosed):
+                first.next_event()
+            # A READ blocked on the server is not idle, even past the idle time-out.
+            name = fresh_name()
+            assert call(second, s3p.Create(name)) == s3p.Ok()
+            assert call(second, s3p.Read(name, block_ms=1000)) == s3p.ReadReply(())
+            assert call(second, s3p.Read(name)) == s3p.ReadReply(())
+            time.sleep(1.1)  # silent longer than --idle-timeout: both are closed
+            with pytest.raises(ConnectionClosed):
+                second.next_event()
+            with pytest.raises(ConnectionClosed):
+                third.next_event()
     with client(small) as again:  # the slots were given back
         assert call(again, s3p.Create(fresh_name())) == s3p.Ok()
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_at_the_cap_with_every_connection_busy_the_newcomer_is_closed(
+    start_server: StartServer, backend: str
+) -> None:
+    small = start_server(backend, "--max-connections", "1")
+    name = fresh_name()
+    with client(small) as first:
+        assert call(first, s3p.Create(name)) == s3p.Ok()
+        first.send(s3p.Read(name, block_ms=3000))  # busy: blocked on the server
+        time.sleep(0.3)
+        with raw(small) as newcomer:  # nobody idle to shed: closed without a reply
+            assert read_until_eof(newcomer) == b""
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_request_trickled_slower_than_the_request_timeout_is_cut_off(
+    start_server: StartServer, backend: str
+) -> None:
+    """Slowloris: a byte every 0.2 s never lets a connection look idle; the request-progress
+    time-out closes it once its request has been arriving for ``--request-timeout``."""
+    small = start_server(backend, "--request-timeout", "0.6", "--idle-timeout", "0")
+    started = time.monotonic()
+    with raw(small) as slow:
+        slow.settimeout(0.2)
+        closed = False
+        for byte in command(b"CREATE", fresh_name(), []) * 10:
+            try:
+                slow.sendall(bytes([byte]))
+                if slow.recv(1) == b"":
+                    closed = True
+                    break
+            except TimeoutError:
+                continue
+            except OSError:
+                closed = True
+                break
+        assert closed
+    assert time.monotonic() - started < 2.5
+    with client(small) as quick:  # a client that sends whole requests is served
+        assert call(quick, s3p.Create(fresh_name())) == s3p.Ok()
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_the_per_address_cap_sheds_that_address_s_idlest(
+    start_server: StartServer, backend: str
+) -> None:
+    small = start_server(backend, "--max-connections-per-address", "1")
+    with client(small) as first:
+        assert call(first, s3p.Create(fresh_name())) == s3p.Ok()
+        with client(small) as second:
+            assert call(second, s3p.Create(fresh_name())) == s3p.Ok()
+            with pytest.raises(ConnectionClosed):
+                first.next_event()
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
