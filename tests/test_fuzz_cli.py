@@ -70,3 +70,21 @@ def test_fuzz_exits_1_and_names_the_smallest_input_when_the_server_is_broken(
     smallest = report["findings"][0]["smallest"]
     assert bytes.fromhex(smallest["hex"])
     assert "FINDING" in capsys.readouterr().out
+
+
+def test_fuzz_where_nothing_listens_says_so_and_keeps_an_earlier_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    report = tmp_path / "fuzz-report-s3p.json"
+    report.write_text('{"earlier": true}')
+    status = main(["fuzz", "s3p", f"127.0.0.1:{port}", "--seconds", "1", "--report", str(report)])
+    assert status == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"s3p-codec fuzz: nothing listens on 127.0.0.1:{port}"]
+    assert report.read_text() == '{"earlier": true}'
+    assert not report.with_suffix(".txt").exists()

@@ -56,6 +56,18 @@ def parse_address(text: str, *, allow_remote: bool) -> tuple[str, int]:
     return host, int(port_text)
 
 
+def unreachable(host: str, port: int, timeout: float) -> str | None:
+    """Why no server can be fuzzed at ``host:port`` (``nothing listens on HOST:PORT``), or None
+    when a connection opens. A refused connection is not a finding about a server."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except ConnectionRefusedError:
+        return f"nothing listens on {host}:{port}"
+    except OSError as exc:
+        return f"cannot connect to {host}:{port}: {exc.strerror or exc}"
+
+
 def register(sub: Any) -> None:
     """Add the ``fuzz`` sub-command to the ``s3p-codec`` parser."""
     parser = sub.add_parser(
@@ -93,6 +105,11 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         parser.error(str(exc))
     if args.seconds <= 0 or args.timeout <= 0:
         parser.error("--seconds and --timeout must be positive")
+    problem = unreachable(host, port, args.timeout)
+    if problem is not None:
+        # Nothing to fuzz: say so, and keep an earlier campaign's report as it was.
+        print(f"s3p-codec fuzz: {problem}", file=sys.stderr)
+        return 2
     report = live.fuzz(
         make_target(args.protocol, args.s3p_version),
         host,
