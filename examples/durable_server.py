@@ -663,4 +663,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from examples._cli import run as run_cli
+
+    sys.exit(run_cli(main, "python -m examples.durable_server"))

@@ -22,6 +22,7 @@ import asyncio
 import collections
 import itertools
 import struct
+import sys
 import uuid
 from collections.abc import AsyncIterator, Sequence
 
@@ -239,4 +240,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from examples._cli import run as run_cli
+
+    sys.exit(run_cli(main, "python -m examples.pravega_client"))

@@ -52,6 +52,7 @@ import collections
 import contextlib
 import logging
 import signal
+import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -856,4 +857,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from examples._cli import run as run_cli
+
+    sys.exit(run_cli(main, "python -m examples.pravega_segment_store"))

@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -355,4 +356,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from examples._cli import run as run_cli
+
+    sys.exit(run_cli(main, "python -m examples.rustlog_broker"))

@@ -194,4 +194,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from examples._cli import run as run_cli
+
+    sys.exit(run_cli(main, "python -m examples.rustlog_client"))

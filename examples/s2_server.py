@@ -975,4 +975,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from examples._cli import run as run_cli
+
+    sys.exit(run_cli(main, "python -m examples.s2_server"))
