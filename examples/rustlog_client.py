@@ -163,6 +163,12 @@ def _print(event: object) -> int:
     if isinstance(event, rustlog.Error):
         print(f"error {int(event.code)}: {event.message}", file=sys.stderr)
         return 1
+    if isinstance(event, rustlog.CreateTopicResponse | rustlog.OffsetCommitResponse) and not (
+        event.success
+    ):
+        # The broker refused (a topic that exists, an offset not stored): a failure, exit 1.
+        print(f"error: {event.TYPE} success=false", file=sys.stderr)
+        return 1
     return 0
 
 

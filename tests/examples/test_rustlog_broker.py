@@ -560,6 +560,9 @@ def test_the_example_client_command_line(broker: Running) -> None:
         )
 
     assert json.loads(client("create", topic, "--partitions", "2").stdout)["success"] is True
+    again = client("create", topic, "--partitions", "2")  # the topic exists: a failure
+    assert json.loads(again.stdout)["success"] is False
+    assert again.returncode == 1
     produced = json.loads(client("produce", topic, "1", "-", stdin=b"one\ntwo\n").stdout)
     assert produced == {"type": "ProduceResponse", "base_offset": 0, "record_count": 2}
     consumed = client("consume", topic, "1", "--group", "cli", "--commit")
