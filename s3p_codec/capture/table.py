@@ -165,7 +165,12 @@ def write_parquet(rows: Iterable[Row], path: str, batch_rows: int = 50_000) -> i
     import pyarrow as pa  # noqa: PLC0415 - heavy, and only some callers want Parquet
     import pyarrow.parquet as pq  # noqa: PLC0415
 
-    schema = arrow_schema()
+    # The pandas metadata of an empty ``rows_to_dataframe`` frame goes into the file, so that
+    # ``pandas.read_parquet`` gives the same dtypes (nullable ``Int64`` ``pair_id``, ``string``
+    # columns) as ``rows_to_dataframe``, not float64 for integer columns with nulls.
+    empty = rows_to_dataframe([], events=False).drop(columns=["time"])
+    pandas_metadata = pa.Schema.from_pandas(empty, preserve_index=False).metadata
+    schema = arrow_schema().with_metadata(pandas_metadata)
     written = 0
     with pq.ParquetWriter(path, schema) as writer:
         for batch in _batches(rows, batch_rows):

@@ -108,3 +108,21 @@ def test_key_fields_are_found_by_name_on_any_event() -> None:
     error = s3p.ErrorReply(s3p.ErrorCode.UNKNOWN_STREAM, "no such stream")
     assert describe_event(error)["error_code"] == "ERR_UNKNOWN_STREAM"
     assert describe_event(object()) == {}
+
+
+def test_parquet_read_back_by_pandas_has_the_dataframe_dtypes(
+    rows: list[Row], tmp_path: Path
+) -> None:
+    """``pandas.read_parquet`` of our file and ``rows_to_dataframe`` agree column by column
+    (a nullable ``Int64`` ``pair_id``, not float64), so a notebook can mix the two."""
+    import pandas as pd
+
+    from s3p_codec.capture.table import rows_to_dataframe, write_parquet
+
+    path = tmp_path / "rows.parquet"
+    write_parquet(rows, str(path))
+    from_file = pd.read_parquet(path)
+    in_memory = rows_to_dataframe(rows, events=False).drop(columns=["time"])
+    assert from_file.dtypes.to_dict() == in_memory.dtypes.to_dict()
+    assert str(from_file.dtypes["pair_id"]) == "Int64"
+    pd.testing.assert_frame_equal(from_file, in_memory)
