@@ -241,9 +241,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _unwritable_out(out: object) -> str | None:
+    """Why ``--out PATH`` cannot be written (its directory is missing or not a directory)."""
+    if not isinstance(out, str) or out in ("", "-"):
+        return None
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        return f"cannot write {out}: no such directory {parent}"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status."""
     args = build_parser().parse_args(argv)
+    problem = _unwritable_out(getattr(args, "out", None))
+    if problem is not None:  # checked before any work: one line, not a traceback at the end
+        print(f"s3p-codec: {problem}", file=sys.stderr)
+        return 2
     try:
         status: int = args.handler(args)
     except BrokenPipeError:  # `s3p-codec decode x.pcap | head`

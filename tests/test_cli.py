@@ -470,3 +470,42 @@ def test_live_on_an_interface_tcpdump_refuses_is_one_line(
         "s3p-codec: tcpdump: eth9: You don't have permission to perform this capture on that "
         "device (capturing needs root or the CAP_NET_RAW capability)\n"
     )
+
+
+@pytest.mark.parametrize("command", [["decode", "x.pcap"], ["spark", "decode", "x.pcap"]])
+def test_out_into_a_missing_directory_is_one_line_before_any_work(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "missing" / "events.parquet"
+    assert main([*command, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"s3p-codec: cannot write {out}: no such directory {out.parent}"]
+
+
+@pytest.mark.parametrize(
+    ("environment", "words"),
+    [
+        ({"PATH": "/nonexistent"}, "no java was found"),
+        ({"JAVA_HOME": "/nonexistent"}, "no bin/java"),
+    ],
+)
+def test_spark_without_java_says_java_17_is_needed_in_one_line(
+    environment: dict[str, str], words: str
+) -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"} | environment
+    result = subprocess.run(
+        [sys.executable, "-m", "s3p_codec", "spark", "stats", "examples/captures/s3p.pcap"],
+        cwd=Path(__file__).resolve().parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Spark needs Java 17" in lines[0]
+    assert words in lines[0]

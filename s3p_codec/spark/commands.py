@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 from typing import Any
 
@@ -88,7 +89,27 @@ def _prepare(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple
     master = args.master
     if master is None and _UNDER_SPARK_SUBMIT not in os.environ:
         master = "local[*]"
+        problem = missing_java()
+        if problem is not None:  # before the JVM gateway fails with 20 lines of traceback
+            print(f"s3p-codec spark: {problem}", file=sys.stderr)
+            raise SystemExit(2)
     return spark_session(master), files, ports
+
+
+def missing_java() -> str | None:
+    """Why a local Spark cannot start here (no ``java``, or a ``JAVA_HOME`` without one), or
+    None. Spark 4 runs on Java 17 or newer."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        if not os.access(os.path.join(home, "bin", "java"), os.X_OK):
+            return f"Spark needs Java 17: JAVA_HOME={home} has no bin/java"
+        return None
+    if shutil.which("java") is None:
+        return (
+            "Spark needs Java 17, and no java was found "
+            "(install openjdk-17-jre-headless, or set JAVA_HOME)"
+        )
+    return None
 
 
 def _decode(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
