@@ -1,4 +1,5 @@
-"""What every example program does with an ordinary failure: one line on stderr, exit status 1.
+"""What every example program shares: its command line's common options, one log format, and
+what it does with an ordinary failure (one line on stderr, exit status 1).
 
 A port already in use, a port out of range or a refused connection is a mistake the user can
 fix from one sentence; a 30-line traceback (an ``ExceptionGroup`` under trio) hides that
@@ -7,10 +8,12 @@ sentence. Anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import argparse
+import logging
 import sys
 from collections.abc import Callable
 
-__all__ = ["run"]
+__all__ = ["LOG_FORMAT", "add_address", "add_verbose", "prog", "run", "setup_logging"]
 
 
 def _ordinary(error: BaseException) -> BaseException | None:
@@ -45,3 +48,32 @@ def run(main: Callable[[], int | None], prog: str) -> int:
             raise
         print(f"{prog}: {_say(found)}", file=sys.stderr)
         return 1
+
+
+LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
+"""The one log format of every example server."""
+
+
+def prog(module: str) -> str:
+    """The program name usage lines show: how it is run (``python -m examples.NAME``)."""
+    return f"python -m examples.{module}"
+
+
+def add_address(parser: argparse.ArgumentParser, port: int, *, server: bool) -> None:
+    """``--host`` and ``--port``, the same in every example, defaults shown in ``--help``."""
+    what = "address to bind" if server else "server address"
+    parser.add_argument("--host", default="127.0.0.1", help=f"{what} (127.0.0.1)")
+    any_port = "; 0: any" if server else ""
+    parser.add_argument("--port", type=int, default=port, help=f"TCP port ({port}{any_port})")
+
+
+def add_verbose(parser: argparse.ArgumentParser) -> None:
+    """``-v``: the same meaning in every example server."""
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log each connection and protocol error"
+    )
+
+
+def setup_logging(verbose: bool) -> None:
+    """Log at INFO, or DEBUG with ``-v``, in ``LOG_FORMAT``."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format=LOG_FORMAT)

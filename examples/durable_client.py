@@ -17,6 +17,7 @@ import sys
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
+from examples import _cli
 from s3p_codec import Role, durable
 from s3p_codec.io.asyncio import AsyncioConnection, connect
 
@@ -138,7 +139,9 @@ async def demo(base_url: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog=_cli.prog("durable_client"), description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("url", nargs="?", default="http://127.0.0.1:4437")
     args = parser.parse_args(argv)
     return asyncio.run(demo(args.url))

@@ -37,6 +37,7 @@ from collections.abc import Callable
 
 import attrs
 
+from examples import _cli
 from s3p_codec import RemoteProtocolError, Role, durable
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.asyncio import AsyncioConnection, serve
@@ -651,12 +652,15 @@ async def _main(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser = argparse.ArgumentParser(
+        prog=_cli.prog("durable_server"), description=__doc__.split("\n\n")[0]
+    )
+    _cli.add_address(parser, DEFAULT_PORT, server=True)
+    _cli.add_verbose(parser)
     parser.add_argument("--long-poll-timeout", type=float, default=20.0, help="seconds")
     parser.add_argument("--sse-max-seconds", type=float, default=60.0)
     args = parser.parse_args(argv)
+    _cli.setup_logging(args.verbose)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_main(args))
     return 0

@@ -26,6 +26,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator, Sequence
 
+from examples import _cli
 from s3p_codec import Role, pravega
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.asyncio import AsyncioConnection, connect
@@ -230,9 +231,10 @@ async def _main(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Pravega example writer / tailing reader")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=12345)
+    parser = argparse.ArgumentParser(
+        prog=_cli.prog("pravega_client"), description="Pravega example writer / tailing reader"
+    )
+    _cli.add_address(parser, 12345, server=False)
     parser.add_argument("command", choices=["write", "read"])
     parser.add_argument("segment")
     parser.add_argument("--count", type=int, default=10)

@@ -60,6 +60,7 @@ from typing import Any
 
 import attrs
 
+from examples import _cli
 from examples import pravega_store_commands as commands
 from s3p_codec import NEED_DATA, NeedData, Role, pravega
 from s3p_codec.io import ConnectionClosed
@@ -753,9 +754,11 @@ async def start_controller(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=12345)
+    parser = argparse.ArgumentParser(
+        prog=_cli.prog("pravega_segment_store"), description=__doc__.split("\n")[0]
+    )
+    _cli.add_address(parser, 12345, server=True)
+    _cli.add_verbose(parser)
     parser.add_argument("--tail-wait", type=float, default=1.0, help="seconds a tail read waits")
     parser.add_argument(
         "--controller-port",
@@ -809,7 +812,7 @@ def main(argv: list[str] | None = None) -> None:
         "default %(default)s)",
     )
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO)
+    _cli.setup_logging(args.verbose)
 
     async def run() -> None:
         limits = ServerLimits(

@@ -43,6 +43,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from examples import _cli
 from s3p_codec import RemoteProtocolError, Role, rustlog
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.asyncio import AsyncioConnection, serve
@@ -330,9 +331,10 @@ async def run(broker: Broker, host: str, port: int, ready: asyncio.Event | None 
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
-    parser.add_argument("--port", type=int, default=9092, help="TCP port (9092; 0: any)")
+    parser = argparse.ArgumentParser(
+        prog=_cli.prog("rustlog_broker"), description=__doc__.split("\n")[0]
+    )
+    _cli.add_address(parser, 9092, server=True)
     parser.add_argument(
         "--segment-bytes", type=int, default=1 << 20, help="roll a segment at this size"
     )
@@ -342,13 +344,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=None,
         help="drop the oldest sealed segments while a partition holds more (default: keep all)",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log protocol errors")
+    _cli.add_verbose(parser)
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO)
+    _cli.setup_logging(args.verbose)
     broker = Broker(segment_bytes=args.segment_bytes, retention_bytes=args.retention_bytes)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run(broker, args.host, args.port))

@@ -24,6 +24,7 @@ from types import TracebackType
 
 import attrs
 
+from examples import _cli
 from s3p_codec import Role, rustlog
 from s3p_codec.io.sync import SyncConnection, connect
 
@@ -110,9 +111,10 @@ def to_json(event: object) -> object:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=9092)
+    parser = argparse.ArgumentParser(
+        prog=_cli.prog("rustlog_client"), description=__doc__.split("\n")[0]
+    )
+    _cli.add_address(parser, 9092, server=False)
     parser.add_argument("--timeout", type=float, default=10.0)
     commands = parser.add_subparsers(dest="command", required=True)
     create = commands.add_parser("create", help="create a topic")

@@ -62,6 +62,7 @@ import h2.settings
 import h11
 import zstandard
 
+from examples import _cli
 from s3p_codec import RemoteProtocolError, Role, s2s
 from s3p_codec.s2s import http as s2s_http
 from s3p_codec.s2s import proto
@@ -944,22 +945,19 @@ async def serve(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8080)
+    parser = argparse.ArgumentParser(
+        prog=_cli.prog("s2_server"), description=__doc__.splitlines()[0] if __doc__ else ""
+    )
+    _cli.add_address(parser, 8080, server=True)
     parser.add_argument(
         "--heartbeat",
         type=float,
         default=None,
         help="seconds between read-session heartbeats (default: random 5-15 s)",
     )
-    parser.add_argument("-v", "--verbose", action="store_true")
+    _cli.add_verbose(parser)
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(message)s",
-        stream=sys.stderr,
-    )
+    _cli.setup_logging(args.verbose)
     beat = (args.heartbeat, args.heartbeat) if args.heartbeat else (5.0, 15.0)
 
     async def run() -> None:

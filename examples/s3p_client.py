@@ -31,6 +31,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import BinaryIO
 
+from examples import _cli
 from s3p_codec import LocalProtocolError, RemoteProtocolError, Role, s3p
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.sync import SyncConnection, connect
@@ -58,8 +59,7 @@ def _timestamp(text: str) -> s3p.Timestamp:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m examples.s3p_client", description=__doc__)
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=7500)
+    _cli.add_address(parser, 7500, server=False)
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per reply (10)")
     parser.add_argument(
         "--s3p-version",

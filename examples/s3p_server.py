@@ -69,6 +69,7 @@ from typing import Any, Protocol
 import attrs
 import trio
 
+from examples import _cli
 from s3p_codec import NEED_DATA, NeedData, RemoteProtocolError, Role, s3p
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.asyncio import AsyncioConnection
@@ -730,8 +731,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default="0.1.0",
         help="the S3P version spoken (0.1.0); S3P has no handshake: clients must match",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
-    parser.add_argument("--port", type=int, default=7500, help="TCP port (7500; 0: any)")
+    _cli.add_address(parser, 7500, server=True)
     parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     limits = parser.add_argument_group("limits (spec section 11)")
     for field in attrs.fields(s3p.Limits):
@@ -771,7 +771,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         metavar="N",
         help="the same among the connections of one IP address; 0 disables (0)",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log each connection")
+    _cli.add_verbose(parser)
     return parser.parse_args(argv)
 
 
@@ -788,10 +788,7 @@ def build_server(args: argparse.Namespace) -> Server:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(name)s %(message)s",
-    )
+    _cli.setup_logging(args.verbose)
     try:
         server = build_server(args)
     except ValueError as error:

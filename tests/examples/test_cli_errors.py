@@ -80,3 +80,30 @@ def test_a_client_refused_says_so_in_one_line(client: list[str], closed_port: in
     argv = [part.format(port=closed_port) for part in client]
     result = _run(*argv)
     _one_line(result, argv[0], "refused" if "rustlog" in argv[0] else "connect")
+
+
+@pytest.mark.parametrize(
+    ("program", "port", "server"),
+    [
+        ("s3p_server", 7500, True),
+        ("s3p_client", 7500, False),
+        ("rustlog_broker", 9092, True),
+        ("rustlog_client", 9092, False),
+        ("s2_server", 8080, True),
+        ("durable_server", 4437, True),
+        ("pravega_segment_store", 12345, True),
+        ("pravega_client", 12345, False),
+    ],
+)
+def test_every_example_has_the_same_address_options_and_usage_line(
+    program: str, port: int, server: bool
+) -> None:
+    result = _run(f"examples.{program}", "--help")
+    assert result.returncode == 0
+    text = " ".join(result.stdout.split())
+    assert text.startswith(f"usage: python -m examples.{program} ")
+    assert "--host HOST" in text
+    assert "(127.0.0.1)" in text
+    assert f"TCP port ({port}" in text
+    # -v means the same in every server: log each connection and protocol error.
+    assert ("-v, --verbose log each connection and protocol error" in text) is server
