@@ -10,8 +10,10 @@ For each case, the same wire bytes (``--frames`` frames back to back) are decode
 - bare: ``struct.unpack_from(">I")`` + ``loads`` + ``base64.b64decode`` of every record: the
   least any Python decoder of these frames does, and no checking at all.
 
-Cases: Produce requests (10 and 100 records of 100 bytes), Fetch requests, and FetchResponses
-of 100 records of 100 bytes (the client side, with the Fetch requests sent beforehand, not timed).
+Cases: Produce requests (10 and 100 records of 100 bytes), Fetch requests (all alike, and
+varied over groups, topics, partitions and offsets), and FetchResponses of 100 records of 100
+bytes and of 1 to 200 bytes (the client side, with the Fetch requests sent beforehand, not
+timed). The varied rows are the general case beside any path that favours repeated shapes.
 Best of ``--repeat`` interleaved runs, timed in CPU time of this thread (``time.thread_time``),
 so that other processes on a busy machine distort the figures less; the table gives
 microseconds per frame, what ours adds per frame (``extra us``: framing, state, validation,
@@ -50,12 +52,20 @@ def produce_case(frames: int, count: int = 10) -> tuple[bytes, list[rustlog.Requ
     return b"".join(client.send(e) for e in events), []
 
 
-def fetch_case(frames: int) -> tuple[bytes, list[rustlog.Request]]:
+def fetch_case(frames: int, vary: bool = False) -> tuple[bytes, list[rustlog.Request]]:
+    """Fetch requests: all alike, or (``vary``) over 8 groups, 16 topics, moving offsets."""
     client = rustlog.Connection(Role.CLIENT, pipelining=True)
-    return b"".join(client.send(FETCH) for _ in range(frames)), []
+    if not vary:
+        return b"".join(client.send(FETCH) for _ in range(frames)), []
+    events = [
+        rustlog.Fetch(f"consumer-{n % 8}", f"topic-{n % 16}", n % 4, n * 37, 1024 << (n % 11))
+        for n in range(frames)
+    ]
+    return b"".join(client.send(e) for e in events), []
 
 
-def fetch_response_case(frames: int) -> tuple[bytes, list[rustlog.Request]]:
+def fetch_response_case(frames: int, vary: bool = False) -> tuple[bytes, list[rustlog.Request]]:
+    """FetchResponses of 100 records: 100 bytes each, or (``vary``) 1 to 200 bytes."""
     server = rustlog.Connection(Role.SERVER)
     client = rustlog.Connection(Role.CLIENT, pipelining=True)
     server.receive_data(b"".join(client.send(FETCH) for _ in range(frames)))
@@ -64,7 +74,12 @@ def fetch_response_case(frames: int) -> tuple[bytes, list[rustlog.Request]]:
     for n in range(frames):
         base = n * 100
         records = tuple(
-            rustlog.Record(base + i, 1641024000000000 + i, bytes([i]) * 100) for i in range(100)
+            rustlog.Record(
+                base + i,
+                1641024000000000 + base + i,
+                bytes([i]) * (1 + (n * 7 + i * 13) % 200 if vary else 100),
+            )
+            for i in range(100)
         )
         wire.append(server.send(rustlog.FetchResponse(records, base + 100)))
     return b"".join(wire), [FETCH] * frames
@@ -143,7 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         "Produce (10 x 100 B)": produce_case,
         "Produce (100 x 100 B)": lambda frames: produce_case(frames, 100),
         "Fetch": fetch_case,
+        "Fetch (varied fields)": lambda frames: fetch_case(frames, vary=True),
         "FetchResponse (100 x 100 B)": fetch_response_case,
+        "FetchResponse (100 x 1-200 B)": lambda frames: fetch_response_case(frames, vary=True),
     }
     print(f"{'case':<30}{'json':<8}{'bare us':>10}{'ours us':>10}{'extra us':>10}{'ratio':>8}")
     worst = 0.0

@@ -10,16 +10,21 @@ COUNT asked for, Bulk Strings only, well-formed timestamps, "Returned records MU
 increasing timestamp order" and "only return records with timestamp strictly greater than"
 MIN_TIMESTAMP (``0-0`` by default).
 
-Speed: when every pair of a reply has the same header lengths (small fixed-size records,
-timestamps of equal width: the common case), the whole reply is matched by one ``findall`` and
-its timestamps are built by C-level loops; pipelined READ replies of one shape are decoded
-together, a few dozen at a time, and handed out by the following calls. Otherwise the READ
-loop matches a ``$len ts $len`` header pair with one regex and slices the record. Anything
-unusual falls back to the element-by-element path, which gives the precise error; while
-replies keep not being of one shape, the fast paths are not even tried for a while. The fast
-paths only ever accept what the careful path accepts (tests feed the same streams to both).
-A shape's pattern is compiled the second time the shape is seen, so a peer varying shapes
-cannot make us compile a pattern per reply.
+Theory of operation: a READ reply is decoded by one of three layers, fastest first, each
+accepting only what the next one down would accept (tests feed the same streams to all):
+
+1. Whole replies of one shape (``_uniform_batch``): when the first pair's header lengths,
+   record size (at most ``_UNIFORM_MAX_RECORD``) and timestamp widths repeat across every pair
+   of the reply, and pipelined READ replies have the same element count, one ``findall`` over
+   a pattern of fixed match length takes them all (a few dozen replies at most), C-level loops
+   build and order the timestamps, and the extra replies wait in ``_ready`` for the next calls.
+   The patterns live on the parser (``_Shapes``), compiled the second time a shape is seen,
+   in bounded tables. After a miss the parser does not look again for a number of replies
+   that doubles with each miss in a row (up to 15), so varied streams pay almost nothing.
+2. Pairs of any shape (``_pairs``): one regex matches a pair's two headers, the record is
+   sliced; it stops at anything incomplete or unusual.
+3. The careful path (``_slow_element``): one element at a time through ``WireBuffer``,
+   raising the precise error. It alone handles records split across reads and any fault.
 """
 
 from __future__ import annotations
@@ -85,9 +90,6 @@ _READ_FIRST = re.compile(rb"\*([1-9][0-9]{0,8})\r\n" + _PAIR_PATTERN).match
 _SMALL_INTS = {b"%d" % number: number for number in range(1000)}
 """Sequence numbers are usually small: a dict lookup is cheaper than ``int()``."""
 _UNIFORM_MAX_RECORD = 512  # above this, slicing beats matching the payload with the regex
-_uniform_cache: dict[tuple[int, int, int], Callable[..., list[tuple[bytes, ...]]]] = {}
-_batch_cache: dict[tuple[int, int, int, int], Callable[..., list[tuple[bytes, ...]]]] = {}
-_seen: set[tuple[int, ...]] = set()
 _BATCH = 64  # pipelined READ replies decoded in one pass at most
 _BATCH_PAIRS = 320
 """...and records: a larger batch keeps more fresh objects alive at once, and the garbage
@@ -115,123 +117,80 @@ def default_floor(rules: Rules) -> Timestamp:
     return _BELOW_ZERO if rules.min_inclusive else _ZERO
 
 
-def _first_sighting(key: tuple[int, ...]) -> bool:
-    """True the first time ``key`` is seen (recently): compile its pattern only when it recurs."""
-    if key in _seen:
-        return False
-    if len(_seen) > 1024:
-        _seen.clear()
-    _seen.add(key)
-    return True
+_Findall = Callable[..., list[tuple[bytes, ...]]]
 
 
-def _uniform_findall(
-    ms_digits: int, seq_digits: int, rec_len: int
-) -> Callable[..., list[tuple[bytes, ...]]] | None:
-    """``findall`` of ``(ms, seq, record)`` for pairs with exactly these lengths, or None the
-    first time these lengths are seen."""
-    key = (ms_digits, seq_digits, rec_len)
-    found = _uniform_cache.get(key)
-    if found is None:
-        if _first_sighting(key):
-            return None
-        if len(_uniform_cache) > 256:
-            _uniform_cache.clear()
-        pattern = rb"\$%d\r\n([0-9]{%d})-([0-9]{%d})\r\n\$%d\r\n(.{%d})\r\n" % (
-            ms_digits + seq_digits + 1,
-            ms_digits,
-            seq_digits,
-            rec_len,
-            rec_len,
-        )
-        found = re.compile(pattern, re.DOTALL).findall
-        _uniform_cache[key] = found
-    return found
+class _Shapes:
+    """One parser's compiled patterns for the reply shapes it has met.
 
-
-def _batch_findall(
-    count: int, ms_digits: int, seq_digits: int, rec_len: int
-) -> Callable[..., list[tuple[bytes, ...]]] | None:
-    """``findall`` of ``(ms, seq, record, next header)`` over pipelined replies of one shape,
-    or None the first time the shape is seen."""
-    key = (count, ms_digits, seq_digits, rec_len)
-    found = _batch_cache.get(key)
-    if found is None:
-        if _first_sighting(key):
-            return None
-        if len(_batch_cache) > 256:
-            _batch_cache.clear()
-        # The next reply's header is an optional suffix: the pattern starts with a literal
-        # "$", which lets the regex engine skip ahead quickly where nothing matches.
-        pattern = rb"\$%d\r\n([0-9]{%d})-([0-9]{%d})\r\n\$%d\r\n(.{%d})\r\n(\*%d\r\n)?" % (
-            ms_digits + seq_digits + 1,
-            ms_digits,
-            seq_digits,
-            rec_len,
-            rec_len,
-            count,
-        )
-        found = re.compile(pattern, re.DOTALL).findall
-        _batch_cache[key] = found
-    return found
-
-
-def _uniform_pairs(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
-    data: bytes | bytearray,
-    pos: int,
-    first: tuple[bytes, ...],
-    first_end: int,
-    pairs: int,
-    prev: Timestamp,
-    max_record: int,
-) -> tuple[tuple[tuple[Timestamp, bytes], ...], int] | None:
-    """All ``pairs`` timestamp/record pairs at ``pos`` if they are uniform, or None.
-
-    ``first`` holds the groups of ``_PAIR`` matched at ``pos`` (ending at ``first_end``).
-    Uniform: every pair has the first pair's record length and the same number of digits in
-    ``<ms>`` and ``<seq>`` (at most 19, so no part can exceed 64 bits). The pattern built for
-    those lengths has a fixed match length, so ``pairs`` matches inside exactly ``pairs`` times
-    that length are contiguous and cover it all. Timestamps, the order check and the records
-    are then built by C-level loops. None means "not this way" (not uniform, not all buffered,
-    or invalid): the caller takes the pair-by-pair path, which finds any culprit and names it.
+    A shape's pattern is compiled the second time the shape is seen, so a peer varying shapes
+    cannot make us compile a pattern per reply; each table is bounded and held by its parser,
+    so one connection's shapes neither leak into nor evict another's.
     """
-    ts_len, ms_first, seq_first, rec_text = first
-    ms_digits = len(ms_first)
-    seq_digits = len(seq_first)
-    rec_len = int(rec_text)
-    if (
-        int(ts_len) != ms_digits + seq_digits + 1
-        or ms_digits > 19
-        or seq_digits > 19
-        or rec_len > _UNIFORM_MAX_RECORD
-        or rec_len > max_record
-    ):
-        return None
-    end = pos + (first_end - pos + rec_len + 2) * pairs
-    if len(data) < end or data[end - 2 : end] != b"\r\n":
-        return None
-    findall = _uniform_findall(ms_digits, seq_digits, rec_len)
-    if findall is None:
-        return None
-    matches = findall(data, pos, end)
-    if len(matches) != pairs:
-        return None
-    ms_texts, seq_texts, payloads = zip(*matches, strict=False)
-    small = list(map(_SMALL_INTS.get, seq_texts))
-    seqs = list(map(int, seq_texts)) if None in small else cast("list[int]", small)
-    if ms_texts.count(ms_first) == pairs:
-        # One millisecond for all (the common case): convert it once, order by seq alone.
-        ms = int(ms_first)
-        if not (all(map(lt, seqs, seqs[1:])) and (ms, seqs[0]) > prev):
-            return None
-        stamps = list(map(_new_timestamp, repeat(Timestamp), zip(repeat(ms), seqs, strict=False)))
-    else:
-        stamps = list(
-            map(_new_timestamp, repeat(Timestamp), zip(map(int, ms_texts), seqs, strict=False))
-        )
-        if not (stamps[0] > prev and all(map(lt, stamps, stamps[1:]))):
-            return None
-    return tuple(zip(stamps, payloads, strict=False)), end
+
+    __slots__ = ("batch", "seen", "uniform")
+
+    def __init__(self) -> None:
+        self.uniform: dict[tuple[int, int, int], _Findall] = {}
+        self.batch: dict[tuple[int, int, int, int], _Findall] = {}
+        self.seen: set[tuple[int, ...]] = set()
+
+    def _first_sighting(self, key: tuple[int, ...]) -> bool:
+        """True the first time ``key`` is seen (recently): compile only when it recurs."""
+        seen = self.seen
+        if key in seen:
+            return False
+        if len(seen) > 1024:
+            seen.clear()
+        seen.add(key)
+        return True
+
+    def uniform_findall(self, ms_digits: int, seq_digits: int, rec_len: int) -> _Findall | None:
+        """``findall`` of ``(ms, seq, record)`` for pairs with exactly these lengths, or None
+        the first time these lengths are seen."""
+        key = (ms_digits, seq_digits, rec_len)
+        found = self.uniform.get(key)
+        if found is None:
+            if self._first_sighting(key):
+                return None
+            if len(self.uniform) > 256:
+                self.uniform.clear()
+            pattern = rb"\$%d\r\n([0-9]{%d})-([0-9]{%d})\r\n\$%d\r\n(.{%d})\r\n" % (
+                ms_digits + seq_digits + 1,
+                ms_digits,
+                seq_digits,
+                rec_len,
+                rec_len,
+            )
+            found = re.compile(pattern, re.DOTALL).findall
+            self.uniform[key] = found
+        return found
+
+    def batch_findall(
+        self, count: int, ms_digits: int, seq_digits: int, rec_len: int
+    ) -> _Findall | None:
+        """``findall`` of ``(ms, seq, record, next header)`` over pipelined replies of one
+        shape, or None the first time the shape is seen."""
+        key = (count, ms_digits, seq_digits, rec_len)
+        found = self.batch.get(key)
+        if found is None:
+            if self._first_sighting(key):
+                return None
+            if len(self.batch) > 256:
+                self.batch.clear()
+            # The next reply's header is an optional suffix: the pattern starts with a literal
+            # "$", which lets the regex engine skip ahead quickly where nothing matches.
+            pattern = rb"\$%d\r\n([0-9]{%d})-([0-9]{%d})\r\n\$%d\r\n(.{%d})\r\n(\*%d\r\n)?" % (
+                ms_digits + seq_digits + 1,
+                ms_digits,
+                seq_digits,
+                rec_len,
+                rec_len,
+                count,
+            )
+            found = re.compile(pattern, re.DOTALL).findall
+            self.batch[key] = found
+        return found
 
 
 def _uniform_batch(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
@@ -243,16 +202,19 @@ def _uniform_batch(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
     max_count: int,
     max_record: int,
     zero: Timestamp,
+    shapes: _Shapes,
 ) -> tuple[list[ReadReply], int] | None:
     """Whole READ replies at ``pos``, one per READ request in a row, if they are uniform.
 
     ``head`` is ``_READ_FIRST`` matched at ``pos``; ``upcoming`` every request awaiting a reply,
     ``request`` first. Pipelined replies of the same shape (same element count, same header
-    lengths: see ``_uniform_pairs``) are matched by one ``findall`` whose pattern has the next
-    reply's header as an optional group; ``n`` complete replies give exactly ``n - 1`` headers,
-    one every ``pairs`` matches, and tile the region exactly. Each reply is then checked against
-    its own request (COUNT, MIN_TIMESTAMP) and for strictly increasing order; the first that
-    fails ends the batch (the careful path reports it). None: not this way.
+    lengths, records of at most ``_UNIFORM_MAX_RECORD`` bytes, at most 19 digits in ``<ms>``
+    and ``<seq>`` so no part can exceed 64 bits) are matched by one ``findall`` whose pattern
+    has the next reply's header as an optional group; ``n`` complete replies give exactly
+    ``n - 1`` headers, one every ``pairs`` matches, and tile the region exactly. Each reply is
+    then checked against its own request (COUNT, MIN_TIMESTAMP) and for strictly increasing
+    order; the first that fails ends the batch (the careful path reports it). None: not this
+    way.
     """
     count_text, ts_len, ms_first, seq_first, rec_text = head.groups()
     count = int(count_text)
@@ -291,7 +253,7 @@ def _uniform_batch(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
         return None
     total = n * pairs
     if n == 1:
-        findall = _uniform_findall(ms_digits, seq_digits, rec_len)
+        findall = shapes.uniform_findall(ms_digits, seq_digits, rec_len)
         if findall is None:
             return None
         matches = findall(data, pair_start, end)
@@ -299,7 +261,7 @@ def _uniform_batch(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
             return None
         ms_texts, seq_texts, payloads = zip(*matches, strict=False)
     else:
-        findall = _batch_findall(count, ms_digits, seq_digits, rec_len)
+        findall = shapes.batch_findall(count, ms_digits, seq_digits, rec_len)
         if findall is None:
             return None
         found = findall(data, pair_start, end)
@@ -369,6 +331,7 @@ class ReplyParser:
         self.zero = default_floor(rules)
         self.start = 0
         self._ready: deque[ReadReply] = deque()  # decoded ahead, for the next requests
+        self._shapes = _Shapes()
         # Replies that are not of one shape make the fast paths fail: after a miss, skip them
         # for a number of replies that doubles with each miss in a row (up to 15).
         self._misses = 0
@@ -417,6 +380,7 @@ class ReplyParser:
                         self.limits.max_count,
                         self.limits.max_record_size,
                         self.zero,
+                        self._shapes,
                     )
                     if batch is not None:
                         self._misses = 0
@@ -478,29 +442,8 @@ class ReplyParser:
 
     def _read_body(self) -> ReadReply | None:
         buf = self.buffer
-        data = buf.data
         records = self._records
-        max_record = self.limits.max_record_size
         pairs_left = self._count // 2 - len(records)
-        if self._stamp is None and self._bulk < 0 and pairs_left > 1 and not self._misses:
-            uniform = None
-            first = _PAIR.match(data, buf.pos)
-            if first is not None:
-                uniform = _uniform_pairs(
-                    data,
-                    buf.pos,
-                    first.groups(),
-                    first.end(),
-                    pairs_left,
-                    self._prev,
-                    max_record,
-                )
-            if uniform is not None:
-                pairs, buf.pos = uniform
-                buf.scan = buf.pos
-                records.extend(pairs)
-                self._prev = pairs[-1][0]
-                pairs_left = 0
         while pairs_left:
             if self._stamp is None and self._bulk < 0:
                 pairs_left = self._pairs(pairs_left)
