@@ -509,3 +509,39 @@ def test_spark_without_java_says_java_17_is_needed_in_one_line(
     assert len(lines) == 1, result.stderr
     assert "Spark needs Java 17" in lines[0]
     assert words in lines[0]
+
+
+_HIDE = '''
+import importlib.util, sys
+HIDDEN = ("pyarrow", "pyspark")
+_real = importlib.util.find_spec
+def _find_spec(name, package=None):
+    return None if name.split(".")[0] in HIDDEN else _real(name, package)
+importlib.util.find_spec = _find_spec
+class _Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in HIDDEN:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, _Block())
+'''
+
+
+def test_spark_without_its_extra_names_the_extra_in_one_line(tmp_path: Path) -> None:
+    """As if pyspark and pyarrow were not installed (a ``sitecustomize`` hides them)."""
+    import os
+
+    (tmp_path / "sitecustomize.py").write_text(_HIDE)
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [sys.executable, "-m", "s3p_codec", "spark", "stats", "examples/captures/s3p.pcap"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "pip install 's3p-codec[spark]'" in lines[0]
