@@ -21,6 +21,11 @@ Decisions the spec leaves to servers:
   append is validated and applied in one synchronous step of the event loop (no ``await``
   in between), so appends are serialized per stream.
 - Subscriptions (the reserved ``__ds`` APIs) are not implemented.
+
+Connections follow the example servers' policy (``examples/_policy.py``): ``--idle-timeout``
+(300 s), ``--request-timeout`` (30 s for a whole request, body included), ``--max-connections``
+(1024, shedding the idlest) and ``--max-connections-per-address`` (off). A long poll or an SSE
+response in progress is the server's turn, never idleness.
 """
 
 from __future__ import annotations
@@ -37,10 +42,10 @@ from collections.abc import Callable
 
 import attrs
 
-from examples import _cli
+from examples import _cli, _policy
 from s3p_codec import RemoteProtocolError, Role, durable
 from s3p_codec.io import ConnectionClosed
-from s3p_codec.io.asyncio import AsyncioConnection, serve
+from s3p_codec.io.asyncio import AsyncioConnection
 
 jsonmode, offsets, producers = durable.jsonmode, durable.offsets, durable.producer
 DEFAULT_PORT = 4437
@@ -175,6 +180,8 @@ class App:
         self.store = store or Store()
         self.clock = self.store.clock
         self.randint: Callable[[int, int], int] = random.randint
+        self.gatekeeper: _policy.Gatekeeper | None = None
+        """The connection policy of the server ``start`` made (None when driven directly)."""
 
     def cursor(self, client_cursor: str | None) -> str:
         return durable.cursor.response_cursor(client_cursor, self.clock(), self.randint)
@@ -630,10 +637,15 @@ async def start(
     *,
     long_poll_timeout: float = 20.0,
     sse_max_seconds: float = 60.0,
+    policy: _policy.ConnectionPolicy | None = None,
 ) -> tuple[asyncio.Server, App]:
-    """Listen on ``host:port`` (0: any free port); return the server and its app."""
+    """Listen on ``host:port`` (0: any free port); return the server and its app, whose
+    ``gatekeeper`` applies ``policy`` (the defaults when None)."""
     app = App(Settings(long_poll_timeout=long_poll_timeout, sse_max_seconds=sse_max_seconds))
-    server = await serve(lambda: durable.Connection(Role.SERVER), app.handle, host, port)
+    app.gatekeeper = _policy.Gatekeeper(policy or _policy.ConnectionPolicy())
+    server = await _policy.serve_guarded(
+        app.gatekeeper, lambda: durable.Connection(Role.SERVER), app.handle, host, port
+    )
     bound = server.sockets[0].getsockname()[1]
     app.settings = attrs.evolve(app.settings, base_url=f"http://{host}:{bound}")
     return server, app
@@ -645,6 +657,7 @@ async def _main(args: argparse.Namespace) -> None:
         args.port,
         long_poll_timeout=args.long_poll_timeout,
         sse_max_seconds=args.sse_max_seconds,
+        policy=_policy.ConnectionPolicy.from_args(args),
     )
     print(f"listening on {app.settings.base_url}", flush=True)
     async with server:
@@ -659,6 +672,7 @@ def main(argv: list[str] | None = None) -> int:
     _cli.add_verbose(parser)
     parser.add_argument("--long-poll-timeout", type=float, default=20.0, help="seconds")
     parser.add_argument("--sse-max-seconds", type=float, default=60.0)
+    _policy.add_arguments(parser)
     args = parser.parse_args(argv)
     _cli.setup_logging(args.verbose)
     with contextlib.suppress(KeyboardInterrupt):

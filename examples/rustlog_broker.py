@@ -28,6 +28,10 @@ with state decides, in :class:`Broker` (no I/O, so tests drive it directly):
   (including for a topic that does not exist).
 - CreateTopic of an existing topic answers ``success: false, partitions_created: 0``.
 - MetricsFetch answers one JSON object of counters (the schema the codec decided).
+
+Connections follow the example servers' policy (``examples/_policy.py``): ``--idle-timeout``
+(300 s), ``--request-timeout`` (30 s), ``--max-connections`` (1024, shedding the idlest) and
+``--max-connections-per-address`` (off).
 """
 
 from __future__ import annotations
@@ -43,12 +47,12 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from examples import _cli
+from examples import _cli, _policy
 from s3p_codec import RemoteProtocolError, Role, rustlog
 from s3p_codec.io import ConnectionClosed
-from s3p_codec.io.asyncio import AsyncioConnection, serve
+from s3p_codec.io.asyncio import AsyncioConnection
 
-__all__ = ["Broker", "Partition", "fetch_frame_size", "main", "run"]
+__all__ = ["Broker", "Partition", "fetch_frame_size", "main", "run", "start"]
 
 log = logging.getLogger("rustlog_broker")
 
@@ -164,6 +168,7 @@ class Broker:
     requests: Counter[str] = attrs.Factory(Counter)
     fetches_by_group: Counter[str] = attrs.Factory(Counter)
     connections: int = 0
+    gatekeeper: _policy.Gatekeeper | None = None
 
     def handle(self, request: rustlog.Event) -> rustlog.Response:
         self.requests[request.TYPE] += 1
@@ -318,16 +323,35 @@ class Broker:
             self.connections -= 1
 
 
-async def run(broker: Broker, host: str, port: int, ready: asyncio.Event | None = None) -> None:
-    server = await serve(
-        lambda: rustlog.Connection(Role.SERVER), broker.serve_connection, host=host, port=port
-    )
+async def run(
+    broker: Broker,
+    host: str,
+    port: int,
+    ready: asyncio.Event | None = None,
+    policy: _policy.ConnectionPolicy | None = None,
+) -> None:
+    """Serve ``broker`` until cancelled, under ``policy`` (the defaults when None)."""
+    server = await start(broker, host, port, policy)
     bound = server.sockets[0].getsockname()
     print(f"rustlog broker listening on {bound[0]}:{bound[1]}", flush=True)
     if ready is not None:
         ready.set()
     async with server:
         await server.serve_forever()
+
+
+async def start(
+    broker: Broker, host: str, port: int, policy: _policy.ConnectionPolicy | None = None
+) -> asyncio.Server:
+    """Listen on ``host:port`` (0: any free port); ``broker.gatekeeper`` applies ``policy``."""
+    broker.gatekeeper = _policy.Gatekeeper(policy or _policy.ConnectionPolicy())
+    return await _policy.serve_guarded(
+        broker.gatekeeper,
+        lambda: rustlog.Connection(Role.SERVER),
+        broker.serve_connection,
+        host,
+        port,
+    )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -344,6 +368,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=None,
         help="drop the oldest sealed segments while a partition holds more (default: keep all)",
     )
+    _policy.add_arguments(parser)
     _cli.add_verbose(parser)
     return parser.parse_args(argv)
 
@@ -353,7 +378,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _cli.setup_logging(args.verbose)
     broker = Broker(segment_bytes=args.segment_bytes, retention_bytes=args.retention_bytes)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run(broker, args.host, args.port))
+        asyncio.run(
+            run(broker, args.host, args.port, policy=_policy.ConnectionPolicy.from_args(args))
+        )
     return 0
 
 

@@ -31,6 +31,11 @@ through ``h11``. Both feed one transport-free request handler (:class:`Server`):
 - A fence command record (one header with an empty name and value ``fence``) sets the stream's
   fencing token to its body; a trim command record is stored like any record.
 
+Connections follow the example servers' policy (``examples/_policy.py``): ``--idle-timeout``
+(300 s without a request in progress; an open session is never idle), ``--request-timeout``
+(30 s for a request head, or an HTTP/2 frame, to arrive whole), ``--max-connections`` (1024,
+shedding the idlest) and ``--max-connections-per-address`` (off).
+
 All the S2S byte work is the codec's (``s3p_codec.s2s``): framing, compression, protobuf,
 session rules and the request/response checks. What is here is state and transport.
 """
@@ -62,7 +67,7 @@ import h2.settings
 import h11
 import zstandard
 
-from examples import _cli
+from examples import _cli, _policy
 from s3p_codec import RemoteProtocolError, Role, s2s
 from s3p_codec.s2s import http as s2s_http
 from s3p_codec.s2s import proto
@@ -646,11 +651,16 @@ class _H2Connection:
     """One HTTP/2 connection: h2 state, a reader loop, one task per request stream."""
 
     def __init__(
-        self, server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        server: Server,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        activity: _policy.Activity | None = None,
     ) -> None:
         self.server = server
         self.reader = reader
         self.writer = writer
+        self.activity = activity or _policy.Activity(time.monotonic)
         config = h2.config.H2Configuration(client_side=False, header_encoding=None)
         self.h2 = h2.connection.H2Connection(config=config)
         self.bodies: dict[int, asyncio.Queue[bytes | None]] = {}
@@ -673,14 +683,18 @@ class _H2Connection:
         data = preface
         try:
             while data:
+                self.activity.bytes_arrived()
                 try:
                     events = self.h2.receive_data(data)
                 except h2.exceptions.ProtocolError as exc:
                     log.info("HTTP/2 error: %s", exc)
                     await self.flush()
                     return
+                if events:
+                    self.activity.partial_since = None  # a whole frame: the client progresses
                 for event in events:
                     self.on_event(event)
+                self.activity.serving(bool(self.tasks))
                 await self.flush()
                 data = await self.reader.read(65536)
         except ConnectionError:
@@ -717,6 +731,7 @@ class _H2Connection:
 
             def forget(_: asyncio.Task[None], sid: int = stream_id) -> None:
                 self.tasks.pop(sid, None)
+                self.activity.serving(bool(self.tasks))
                 if self.bodies.pop(sid, None) is not None and not self.closed:
                     # Answered before its request body ended: "a server can send a complete
                     # response prior to the client sending an entire request ... the server
@@ -734,9 +749,7 @@ class _H2Connection:
                 # Credited when the handler takes it (``body``): a stream's unread data is
                 # bounded by its flow-control window, whatever the client sends.
                 queue_for.put_nowait(bytes(event.data or b""))
-                self.uncredited[event.stream_id] = (
-                    self.uncredited.get(event.stream_id, 0) + length
-                )
+                self.uncredited[event.stream_id] = self.uncredited.get(event.stream_id, 0) + length
             elif length:
                 # A stream already answered or reset: its data is dropped, and only the
                 # connection window is given back so that the other streams keep flowing.
@@ -823,14 +836,23 @@ never reads is held back by TCP instead of filling the server's memory."""
 
 
 class _H1Connection:
-    """One HTTP/1.1 connection: requests one after the other, bodies full duplex."""
+    """One HTTP/1.1 connection: requests one after the other, bodies full duplex.
+
+    For the connection policy a request "arrives" until its head is complete: a session's body
+    may stream for as long as the session lasts, and the handler is busy meanwhile.
+    """
 
     def __init__(
-        self, server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        server: Server,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        activity: _policy.Activity | None = None,
     ) -> None:
         self.server = server
         self.reader = reader
         self.writer = writer
+        self.activity = activity or _policy.Activity(time.monotonic)
         self.h11 = h11.Connection(h11.SERVER)
 
     async def write(self, event: h11.Event) -> None:
@@ -843,7 +865,10 @@ class _H1Connection:
         while True:
             event = self.h11.next_event()
             if event is h11.NEED_DATA:
-                self.h11.receive_data(await self.reader.read(65536))
+                data = await self.reader.read(65536)
+                if data and not self.activity.busy:
+                    self.activity.bytes_arrived()
+                self.h11.receive_data(data)
                 continue
             return event
 
@@ -861,6 +886,7 @@ class _H1Connection:
                 return
             if not isinstance(event, h11.Request):
                 return
+            self.activity.request_arrived()
             queue = self.new_body_queue()
             request = Request(
                 event.method,
@@ -875,9 +901,23 @@ class _H1Connection:
                 pump.cancel()
                 with contextlib.suppress(BaseException):
                     await pump
+            self.discard_buffered_body()
             if self.h11.our_state is not h11.DONE or self.h11.their_state is not h11.DONE:
                 return
             self.h11.start_next_cycle()
+            self.activity.waiting()
+
+    def discard_buffered_body(self) -> None:
+        """Skip what is left of a request body the handler did not read, as far as it has
+        arrived: a GET's end of message is always there, so the connection stays open for the
+        next request; a body still on its way closes the connection instead of being read."""
+        while self.h11.their_state is h11.SEND_BODY:
+            try:
+                event = self.h11.next_event()
+            except h11.RemoteProtocolError:
+                return
+            if event is h11.NEED_DATA or event is h11.PAUSED:
+                return
 
     @staticmethod
     def new_body_queue() -> asyncio.Queue[bytes | None]:
@@ -912,13 +952,33 @@ async def serve(
     *,
     heartbeat: tuple[float, float] = (5.0, 15.0),
     store: Store | None = None,
+    gatekeeper: _policy.Gatekeeper | None = None,
 ) -> asyncio.Server:
-    """Start the server; ``server.sockets[0].getsockname()[1]`` is the port."""
+    """Start the server; ``server.sockets[0].getsockname()[1]`` is the port.
+
+    Connections follow ``gatekeeper``'s policy (the example servers' defaults when None).
+    """
     app = Server(store if store is not None else Store(), heartbeat)
+    loop = asyncio.get_running_loop()
+    if gatekeeper is None:
+        gatekeeper = _policy.Gatekeeper(_policy.ConnectionPolicy())
+    gatekeeper.clock = loop.time
 
     async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        activity = _policy.Activity(loop.time)
+        async with gatekeeper.guard(_policy.peer_address(writer), activity) as guard:
+            if guard.refused:
+                writer.close()
+                return
+            await connection(reader, writer, activity)
+
+    async def connection(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, activity: _policy.Activity
+    ) -> None:
         try:
             first = await reader.read(len(H2_PREFACE))
+            if first:
+                activity.bytes_arrived()
             while first and len(first) < len(H2_PREFACE) and H2_PREFACE.startswith(first):
                 more = await reader.read(len(H2_PREFACE) - len(first))
                 if not more:
@@ -927,9 +987,9 @@ async def serve(
             if not first:
                 return
             if first == H2_PREFACE:
-                await _H2Connection(app, reader, writer).run(first)
+                await _H2Connection(app, reader, writer, activity).run(first)
             else:
-                await _H1Connection(app, reader, writer).run(first)
+                await _H1Connection(app, reader, writer, activity).run(first)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         except asyncio.CancelledError:
@@ -941,7 +1001,9 @@ async def serve(
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await writer.wait_closed()
 
-    return await asyncio.start_server(on_connect, host, port)
+    server = await asyncio.start_server(on_connect, host, port)
+    gatekeeper.start_sweeper(server)
+    return server
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -955,13 +1017,16 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="seconds between read-session heartbeats (default: random 5-15 s)",
     )
+    _policy.add_arguments(parser)
     _cli.add_verbose(parser)
     args = parser.parse_args(argv)
     _cli.setup_logging(args.verbose)
     beat = (args.heartbeat, args.heartbeat) if args.heartbeat else (5.0, 15.0)
 
     async def run() -> None:
-        server = await serve(args.host, args.port, heartbeat=beat)
+        policy = _policy.ConnectionPolicy.from_args(args)
+        gatekeeper = _policy.Gatekeeper(policy)
+        server = await serve(args.host, args.port, heartbeat=beat, gatekeeper=gatekeeper)
         port = server.sockets[0].getsockname()[1]
         log.info("listening on %s:%d", args.host, port)
         async with server:
