@@ -185,6 +185,9 @@ class SSEParser:
         return events
 
     def _line(self, raw: bytes) -> ServerSentEvent | None:
+        if raw[:5] == b"data:":
+            self._add_data(raw[6:] if raw[5:6] == b" " else raw[5:])
+            return None  # the commonest line, kept as bytes: checked as UTF-8 with its event
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -194,7 +197,11 @@ class SSEParser:
                 self._event = ""
                 return None
             del self._data[-1:]  # the LF after the last line: lines are joined with LF
-            event = ServerSentEvent(self._event or "message", self._data.decode("utf-8"))
+            try:
+                text = self._data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _error("SSE stream is not valid UTF-8") from exc
+            event = ServerSentEvent(self._event or "message", text)
             self._event = ""
             self._data = bytearray()
             self._has_data = False
@@ -207,14 +214,19 @@ class SSEParser:
         if field == "event":
             self._event = value
         elif field == "data":
-            # The value's own bytes: after "data:" (5 ASCII bytes) and one optional space.
-            self._data += raw[6:] if raw[5:6] == b" " else raw[5:]
-            self._data += b"\n"
-            if len(self._data) > self._max_event:
-                raise _error(f"SSE event larger than {self._max_event} bytes")
-            self._has_data = True
+            self._add_data(b"")  # "data" alone: a field with an empty value
         # "id", "retry" and unknown fields carry nothing for Durable Streams.
         return None
+
+    def _add_data(self, value: bytes) -> None:
+        """Append a data line's value (its bytes after "data:" and one optional space) and the
+        LF that joins it to the next."""
+        data = self._data
+        data += value
+        data += b"\n"
+        if len(data) > self._max_event:
+            raise _error(f"SSE event larger than {self._max_event} bytes")
+        self._has_data = True
 
 
 def decode_data(event: ServerSentEvent, *, base64_encoded: bool) -> SSEData:
