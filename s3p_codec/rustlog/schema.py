@@ -1,6 +1,6 @@
 """The fields of every message: JSON object -> event (checked), event -> JSON object (checked).
 
-The rules, in the spec's words where it has them (and the resolutions of NOTES.md):
+The rules, in the spec's words where it has them (and the decisions recorded in docs/decisions.rst):
 
 - Integers typed "u16", "u32", "u64" or "usize" are JSON integers within that range: not floats,
   not bools, not strings. ``usize`` is read as u64 (the width of the broker's platform).

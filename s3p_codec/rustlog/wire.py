@@ -2,10 +2,10 @@
 
 The spec splits bad input in two ("Connection Error Handling"). Fatal, the connection ends:
 "Frame length exceeds MAX_FRAME_SIZE", "Invalid UTF-8 in payload", "Malformed JSON structure",
-and, per NOTES.md, a zero length (the spec's ``FrameError::EmptyFrame``), a root that is not an
-object ("Object root: Top-level must be JSON object") and a missing or non-string ``type``
-("Type field: Must contain "type""). Recoverable, answered by an Error response on a connection
-that stays open: "Unknown request type" and "Invalid request fields".
+and, per docs/decisions.rst, a zero length (the spec's ``FrameError::EmptyFrame``), a root that
+is not an object ("Object root: Top-level must be JSON object") and a missing or non-string
+``type`` ("Type field: Must contain "type""). Recoverable, answered by an Error response on a
+connection that stays open: "Unknown request type" and "Invalid request fields".
 
 A payload nested deeper than ``MAX_JSON_DEPTH`` (64) levels counts as malformed JSON (see
 ``json_backend``). Every fatal error here carries code 400 (InvalidRequest), except an

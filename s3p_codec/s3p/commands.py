@@ -11,7 +11,7 @@ whole, ordinary command already buffered in one go (a few times faster) and othe
 everything, errors included, to the element-by-element path. ``schema.build_request`` turns
 the elements into a typed request for both.
 
-Decisions (NOTES.md asks for them):
+Decisions (recorded in docs/decisions.rst):
 
 - A 2-element ``DELETE`` (``*2 DELETE name``, the appendix ABNF's ``array-of-2``) is accepted and
   means the same as ``DELETE name *0``: section 8.5 is normative and what we send, but accepting

@@ -2,9 +2,9 @@
 
 "Implementations MUST bound memory usage by enforcing configured limits": every length and count
 read from the wire is checked against these before its payload is waited for, so nothing is
-allocated from an untrusted number. Defaults are the project's (NOTES.md): name 256 bytes, 1000
-records and 8 MiB per APPEND, 1 MiB per record, COUNT 100 by default and 10000 at most, BLOCK at
-most 30000 ms.
+allocated from an untrusted number. Defaults are the project's (docs/decisions.rst): name 256
+bytes, 1000 records and 8 MiB per APPEND, 1 MiB per record, COUNT 100 by default and 10000 at
+most, BLOCK at most 30000 ms.
 """
 
 from __future__ import annotations

@@ -372,7 +372,8 @@ class WireReader:
 
     Arrays nested inside another array must not mix element types ("Within a single array, all
     elements MUST be of the same type"); the top-level array is exempt because commands have a
-    fixed per-position schema (NOTES.md). Use ``feed`` and ``next_value`` (None: need data).
+    fixed per-position schema (docs/decisions.rst). Use ``feed`` and ``next_value`` (None: need
+    data).
     """
 
     def __init__(
