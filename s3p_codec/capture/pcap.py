@@ -42,6 +42,7 @@ __all__ = [
     "capture_order",
     "decode_packet",
     "maybe_gunzip",
+    "rotation_key",
     "open_capture",
     "read_packets",
     "read_segments",
@@ -589,17 +590,18 @@ def read_segments(path: str, file_index: int = 0, name: str | None = None) -> It
 _DIGITS = re.compile(r"(\d+)")
 
 
+def rotation_key(path: str) -> list[tuple[int, int | str]]:
+    """The sort key of ``capture_order``: the name's digit runs compare as numbers."""
+    return [(1, int(part)) if part.isdigit() else (0, part) for part in _DIGITS.split(path)]
+
+
 def capture_order(paths: Iterable[str]) -> list[str]:
     """Files of a rotated set in capture order: digits compare as numbers (``cap2`` < ``cap10``).
 
     ``tcpdump -C`` names its files ``cap``, ``cap1``, ``cap2``, ...; plain string order would put
     ``cap10`` before ``cap2`` and break flows that span files.
     """
-
-    def key(path: str) -> list[tuple[int, int | str]]:
-        return [(1, int(part)) if part.isdigit() else (0, part) for part in _DIGITS.split(path)]
-
-    return sorted(paths, key=key)
+    return sorted(paths, key=rotation_key)
 
 
 def segments_from_bytes(data: bytes, file: str = "<memory>") -> Iterator[Segment]:

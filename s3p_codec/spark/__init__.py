@@ -10,6 +10,7 @@ decoded by ``capture.decode_flow``), the path for large inputs. Both give the ro
     events = s3p_spark.decode(spark, ["captures/*.pcap"], decode_as={7500: "s3p"})
     events = spark.read.format("s3p_codec").option("decode_as", "7500=s3p").load("captures/*.pcap")
     s3p_spark.summarize(events)                             # per-protocol table
+    query = s3p_spark.start_stream(spark, "captures/*.pcap*", "events", "events.ckpt")
 
 Needs the ``spark`` extra (pyspark, pyarrow) and Java 17. Names load on first use, so that the
 command line can offer ``s3p-codec spark ...`` without importing pyspark for every command.
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from s3p_codec.spark.pipeline import decode, format_summary, read_segments, summarize
     from s3p_codec.spark.segments import FLOW_COLUMNS, SEGMENT_SCHEMA
     from s3p_codec.spark.session import DEFAULT_MASTER, local_cores, spark_session
+    from s3p_codec.spark.stream import start_stream, stream_events
 
 _WHERE = {
     "EVENTS_FORMAT": "datasource",
@@ -52,6 +54,8 @@ _WHERE = {
     "DEFAULT_MASTER": "session",
     "local_cores": "session",
     "spark_session": "session",
+    "start_stream": "stream",
+    "stream_events": "stream",
 }
 
 __all__ = [
@@ -71,6 +75,8 @@ __all__ = [
     "register",
     "spark_ddl",
     "spark_session",
+    "start_stream",
+    "stream_events",
     "summarize",
 ]
 

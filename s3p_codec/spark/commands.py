@@ -4,6 +4,7 @@
 
     s3p-codec spark decode 'captures/*.pcap*' --out events.parquet [--master URL]
     s3p-codec spark stats 'captures/*.pcap*' [--master URL] [--format table|json]
+    s3p-codec spark stream 'captures/*.pcap*' --out events --checkpoint events.ckpt [--trigger S]
 
 Patterns are expanded by the driver (quote them so the shell does not). ``--master`` defaults to
 ``local[*]`` (Spark embedded in this process), or, when the command runs under ``spark-submit``,
@@ -74,18 +75,63 @@ def register(sub: Any) -> None:
     stats.add_argument("--format", choices=("table", "json"), default="table")
     stats.set_defaults(handler=lambda args: _stats(stats, args))
 
+    stream = commands.add_parser(
+        "stream",
+        help="decode capture files as they appear (Structured Streaming) into Parquet",
+        description="A Spark Structured Streaming query: capture files matching PATTERN are "
+        "decoded as they appear (rotated sets in capture order), conversations that span files "
+        "are carried across micro-batches in Spark's state store, and rows are appended to the "
+        "Parquet directory --out exactly once. Restarted with the same --checkpoint, the query "
+        "goes on where it stopped. Runs until interrupted.",
+    )
+    stream.add_argument("pattern", metavar="PATTERN", help="a directory or a quoted glob")
+    stream.add_argument("--out", required=True, metavar="DIR", help="Parquet output directory")
+    stream.add_argument(
+        "--checkpoint", required=True, metavar="DIR", help="the query's progress and state"
+    )
+    stream.add_argument(
+        "--trigger", type=float, default=10.0, metavar="SECONDS",
+        help="seconds between micro-batches (default 10)",
+    )  # fmt: skip
+    stream.add_argument(
+        "--state-timeout", type=float, default=300.0, metavar="SECONDS",
+        help="finish a conversation once capture time is this far past its last segment; "
+        "files later than this (in capture time) are dropped (default 300)",
+    )  # fmt: skip
+    stream.add_argument(
+        "--max-files-per-trigger", type=int, default=None, metavar="N",
+        help="at most N new files per micro-batch (default: all)",
+    )  # fmt: skip
+    stream.add_argument(
+        "--decode-as", action="append", default=[], metavar="PORT=PROTO",
+        help="decode conversations on PORT as PROTO; repeatable",
+    )  # fmt: skip
+    stream.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
+    stream.set_defaults(handler=lambda args: _stream(stream, args))
+
 
 def _prepare(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Any, Any, Any]:
-    from s3p_codec.capture import parse_decode_as  # noqa: PLC0415 - heavy imports on use only
-    from s3p_codec.spark import expand_paths, spark_session  # noqa: PLC0415
+    from s3p_codec.spark import expand_paths  # noqa: PLC0415 - heavy imports on use only
 
-    try:
-        ports = parse_decode_as(args.decode_as)
-    except ValueError as exc:
-        parser.error(str(exc))
+    ports = _ports(parser, args)
     files = expand_paths(args.patterns)
     if not files:
         parser.error(f"no capture file matches {' '.join(args.patterns)}")
+    return _session(args), files, ports
+
+
+def _ports(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[int, str]:
+    from s3p_codec.capture import parse_decode_as  # noqa: PLC0415
+
+    try:
+        return parse_decode_as(args.decode_as)
+    except ValueError as exc:
+        parser.error(str(exc))
+
+
+def _session(args: argparse.Namespace) -> Any:
+    from s3p_codec.spark import spark_session  # noqa: PLC0415
+
     master = args.master
     if master is None and _UNDER_SPARK_SUBMIT not in os.environ:
         master = "local[*]"
@@ -93,7 +139,7 @@ def _prepare(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple
         if problem is not None:  # before the JVM gateway fails with 20 lines of traceback
             print(f"s3p-codec spark: {problem}", file=sys.stderr)
             raise SystemExit(2)
-    return spark_session(master), files, ports
+    return spark_session(master)
 
 
 def missing_java() -> str | None:
@@ -132,4 +178,23 @@ def _stats(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     else:
         for line in format_summary(table):
             print(line)
+    return 0
+
+
+def _stream(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from s3p_codec.spark.stream import start_stream  # noqa: PLC0415
+
+    ports = _ports(parser, args)
+    spark = _session(args)
+    query = start_stream(
+        spark, args.pattern, args.out, args.checkpoint, ports,
+        trigger_seconds=args.trigger, timeout=args.state_timeout,
+        max_files_per_trigger=args.max_files_per_trigger,
+    )  # fmt: skip
+    print(f"streaming {args.pattern} into {args.out} (checkpoint {args.checkpoint})",
+          file=sys.stderr, flush=True)  # fmt: skip
+    try:
+        query.awaitTermination()
+    except KeyboardInterrupt:
+        query.stop()
     return 0
