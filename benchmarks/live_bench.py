@@ -6,6 +6,7 @@ and the decoder's bounds under hostile captures.
     .venv/bin/python benchmarks/live_bench.py pipe              # rows/s, p50/p99 delay at 10 MB/s
     .venv/bin/python benchmarks/live_bench.py hour              # memory over 1 h of capture time
     .venv/bin/python benchmarks/live_bench.py limits [--code DIR]  # time and memory per attack
+    .venv/bin/python benchmarks/live_bench.py stream            # Spark streaming MB/s, delay
 
 ``pipe`` writes a generated capture (``capture_bench.generate``) into ``s3p-codec decode -
 --format jsonl`` as fast as the pipe takes it (rows/s, next to ``decode FILE``), then again paced
@@ -16,6 +17,12 @@ from its last packet being written to the row being read from the decoder's stdo
 in memory): one hour of capture time, a new conversation every 50 ms, a fifth of them never
 closed (left for the idle timeout), SYN-only probes between them. It prints the decoder's RSS and
 open conversations every ten minutes of capture time.
+
+``stream`` runs the Spark Structured Streaming query (``s3p-codec spark stream``) on local[1]:
+the generated capture is split into a rotated set; moved into the watched directory all at
+once, the query's MB/s on one core (next to the single-process decoder on the same files); then,
+in a fresh query, one file at a time, the delay from a file appearing to its first rows being in
+a committed Parquet file (target: under two trigger intervals).
 
 ``limits`` runs each attack in a child process and prints its wall time and peak RSS growth;
 ``--code DIR`` imports ``s3p_codec`` from DIR instead (an older checkout, for before/after).
@@ -35,6 +42,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -341,6 +349,108 @@ def run_limits(code: str, only: str | None, timeout: float) -> None:
         print(f"{title:48} {result}", flush=True)
 
 
+# -- stream ----------------------------------------------------------------------------------
+
+
+def _rotate(path: Path, folder: Path, files: int) -> list[Path]:
+    """Split the capture at ``path`` into ``files`` files named like ``tcpdump -C``'s."""
+    records = _packets(path)
+    per = -(-len(records) // files)
+    out = []
+    for i in range(files):
+        target = folder / ("cap.pcap" if i == 0 else f"cap.pcap{i}")
+        target.write_bytes(_PCAP_HEADER + b"".join(records[i * per : (i + 1) * per]))
+        out.append(target)
+    return out
+
+
+def _committed_rows(out: Path, seen: dict[str, float]) -> int:
+    """Rows in committed Parquet files; notes when each capture file's first row was seen."""
+    import pyarrow.parquet as pq
+
+    from s3p_codec.spark.stream import committed_files
+
+    rows = 0
+    now = time.perf_counter()
+    for part in committed_files(out):
+        table = pq.read_table(part, columns=["file"])
+        rows += table.num_rows
+        for name in set(table.column("file").to_pylist()):
+            seen.setdefault(name, now)
+    return rows
+
+
+def _stream_query(tmp: Path, tag: str, trigger: float) -> tuple[Any, Path, Path]:
+    from s3p_codec.spark import spark_session, start_stream
+
+    spark = spark_session("local[1]")
+    watch, out = tmp / f"watch-{tag}", tmp / f"out-{tag}"
+    watch.mkdir()
+    query = start_stream(spark, str(watch / "cap.pcap*"), str(out), str(tmp / f"ckpt-{tag}"),
+                         trigger_seconds=trigger)  # fmt: skip
+    while not query.recentProgress:  # the first (empty) micro-batch: the JVM is warm
+        time.sleep(0.2)
+    return query, watch, out
+
+
+def run_stream(mb: int, files: int, trigger: float) -> None:
+    from benchmarks.capture_bench import generate
+    from s3p_codec import capture
+
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        size = generate(tmp / "whole.pcap", mb, 200)
+        (stage := tmp / "stage").mkdir()
+        rotated = _rotate(tmp / "whole.pcap", stage, files)
+        start = time.process_time()
+        single_rows = sum(1 for _ in capture.decode_files([str(p) for p in rotated]))
+        single = time.process_time() - start
+        print(f"capture     : {size / 1e6:.1f} MB in {files} rotated files, {single_rows} rows")
+        print(f"single      : {size / 1e6 / single:6.1f} MB/s  (capture.decode_files, CPU s)")
+
+        query, watch, out = _stream_query(tmp, "all", trigger)
+        start = time.perf_counter()
+        for path in rotated:
+            os.link(path, watch / path.name)
+        rows, last_change, seen = 0, start, {}
+        give_up = start + 900
+        while time.perf_counter() < give_up and query.exception() is None:
+            time.sleep(0.25)
+            now_rows = _committed_rows(out, seen)
+            if now_rows != rows:
+                rows, last_change = now_rows, time.perf_counter()
+            busy = query.status["isTriggerActive"] or query.status["isDataAvailable"]
+            if rows and not busy and time.perf_counter() - last_change > 3 * trigger:
+                break
+        if query.exception() is not None:
+            raise SystemExit(f"the query failed: {query.exception()}")
+        query.stop()
+        took = last_change - start
+        print(f"stream      : {size / 1e6 / took:6.1f} MB/s on local[1] (wall, one core), "
+              f"{rows} rows in {took:.1f} s")  # fmt: skip
+
+        query, watch, out = _stream_query(tmp, "one", trigger)
+        appeared: dict[str, float] = {}
+        seen = {}
+        for path in rotated:
+            target = watch / path.name
+            os.link(path, target)
+            appeared[str(target)] = time.perf_counter()
+            deadline = time.perf_counter() + 2 * trigger
+            while time.perf_counter() < deadline:
+                time.sleep(0.05)
+                _committed_rows(out, seen)
+        end = time.perf_counter() + 4 * trigger + 5
+        while len(seen) < len(appeared) and time.perf_counter() < end:
+            time.sleep(0.05)
+            _committed_rows(out, seen)
+        query.stop()
+        delays = [seen[f] - t for f, t in appeared.items() if f in seen]
+        print(f"delay       : file appears -> first rows committed: p50 {_pct(delays, 50):.2f} s, "
+              f"max {max(delays):.2f} s, trigger {trigger:g} s "
+              f"({len(delays)}/{len(appeared)} files seen)")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="mode", required=True)
@@ -354,8 +464,14 @@ def main() -> None:
     limits.add_argument("--code", default=str(ROOT), help="directory holding s3p_codec")
     limits.add_argument("--only", help="run the cases whose title contains this")
     limits.add_argument("--timeout", type=float, default=120.0)
+    stream = sub.add_parser("stream")
+    stream.add_argument("--mb", type=int, default=32, help="size of the generated capture")
+    stream.add_argument("--files", type=int, default=16, help="files of the rotated set")
+    stream.add_argument("--trigger", type=float, default=2.0, help="seconds between batches")
     args = parser.parse_args()
-    if args.mode == "pipe":
+    if args.mode == "stream":
+        run_stream(args.mb, args.files, args.trigger)
+    elif args.mode == "pipe":
         run_pipe(args.mb, args.rate, args.seconds)
     elif args.mode == "hour":
         run_hour(args.hours)

@@ -123,14 +123,16 @@ def _read_files(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 
 def _segments(frame: pd.DataFrame) -> list[Segment]:
-    """A group's new segment rows as ``Segment`` objects, in capture order (rotation order of
-    their files, then packet number)."""
+    """A frame of segment rows as ``Segment`` objects."""
     columns = [frame[name].tolist() for name in SEGMENT_FIELDS]
     payload = SEGMENT_FIELDS.index("payload")
     columns[payload] = [bytes(p) if p is not None else b"" for p in columns[payload]]  # ""->null
-    segments = [Segment(*v) for v in zip(*columns, strict=True)]
-    segments.sort(key=lambda s: (rotation_key(s.file), s.number))
-    return segments
+    return [Segment(*v) for v in zip(*columns, strict=True)]
+
+
+def _capture_order(segment: Segment) -> tuple[list[tuple[int, int | str]], int]:
+    """Rotation order of the segment's file, then its packet number."""
+    return (rotation_key(segment.file), segment.number)
 
 
 def _frame(rows: list[Row]) -> pd.DataFrame:
@@ -160,10 +162,11 @@ def decode_group(
         held = pickle.loads(blob)
     finish = state.hasTimedOut
     if not finish:
-        for frame in frames:
-            fresh = _segments(frame)
-            held += fresh
-            size += sum(len(s.payload) for s in fresh)
+        # A group's rows may come in several frames, in no order: sorted together.
+        fresh = [segment for frame in frames for segment in _segments(frame)]
+        fresh.sort(key=_capture_order)
+        held += fresh
+        size += sum(len(s.payload) for s in fresh)
     table = FlowTable(decode_as)
     rows: list[Row] = []
     for segment in held:

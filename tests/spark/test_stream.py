@@ -223,3 +223,16 @@ def test_committed_files_reads_the_sink_log_compactions_included(tmp_path: Path)
     (tmp_path / "orphan.parquet").write_bytes(b"")  # of a batch that never committed
     names = [Path(p).name for p in committed_files(tmp_path)]
     assert names == ["a.parquet", "b.parquet", "c.parquet"]
+
+
+def test_the_frames_of_one_micro_batch_are_decoded_in_capture_order_whatever_their_order() -> None:
+    """Spark hands a group's rows over in several frames, in no particular order."""
+    from s3p_codec.spark.segments import _batch
+
+    key, segments = _one_flow()
+    half = len(segments) // 2
+    frames = iter([_batch(segments[half:]).to_pandas(), _batch(segments[:half]).to_pandas()])
+    state = FakeState()
+    rows = _run(key, frames, state)
+    whole = rows_to_batch(capture.decode_flow(segments)).to_pylist()
+    assert sorted(rows) == sorted(map(repr, whole))
