@@ -76,8 +76,9 @@ batch decoder's idle timeout); also how late, in capture time, a file may arrive
 MAX_STATE_BYTES = 64 << 20
 """Payload bytes one conversation may keep in the state store (see the module docstring)."""
 
-STATE_DDL = "segments binary, emitted bigint, size bigint"
-"""Per conversation: its pickled segments so far, the rows already emitted, their payload size."""
+STATE_DDL = "segments binary, emitted bigint, size bigint, closed_at double"
+"""Per connection: the pickled segments of its open conversation, the rows already emitted,
+their payload size, and when its last conversation closed (capture time, or null)."""
 
 _BINARY_FILE_DDL = "path string, modificationTime timestamp, length bigint, content binary"
 """The schema of Spark's ``binaryFile`` source (a streaming source must be given it)."""
@@ -157,8 +158,9 @@ def decode_group(
         return
     held: list[Segment] = []
     emitted = size = 0
+    closed_at: float | None = None
     if state.exists:
-        blob, emitted, size = state.get
+        blob, emitted, size, closed_at = state.get
         held = pickle.loads(blob)
     finish = state.hasTimedOut
     if not finish:
@@ -168,6 +170,8 @@ def decode_group(
         held += fresh
         size += sum(len(s.payload) for s in fresh)
     table = FlowTable(decode_as)
+    if closed_at is not None:  # its late segments are strays, as in one pass
+        table.remember_closed(key, closed_at)
     rows: list[Row] = []
     for segment in held:
         rows += table.add(segment)
@@ -184,15 +188,26 @@ def decode_group(
     if finish:
         rows += table.finish()
         state.remove()
+    elif not table.flows:
+        # Closed: its rows are all out and its segments need not be kept; only when it closed,
+        # for the strays. The next segments of this key start from an empty table.
+        state.update((pickle.dumps([]), 0, 0, table.closed_at(key)))
+        _finish_later(state, held, timeout)
     else:
-        state.update((pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL), len(rows), size))
-        # Capture time, as the batch decoder's idle timeout: finished once the watermark (the
-        # newest capture time seen, less ``timeout``) passes its last segment by ``timeout``.
-        last = max(s.ts for s in held) if held else 0.0
-        due = int((last + timeout) * 1000)
-        state.setTimeoutTimestamp(max(due, state.getCurrentWatermarkMs() + 1))
+        blob = pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL)
+        state.update((blob, len(rows), size, table.closed_at(key)))
+        _finish_later(state, held, timeout)
     if len(rows) > emitted:
         yield _frame(rows[emitted:])
+
+
+def _finish_later(state: GroupState, held: list[Segment], timeout: float) -> None:
+    """Capture time, as the batch decoder's idle timeout: the conversation is finished once the
+    watermark (the newest capture time seen, less ``timeout``) passes its last segment by
+    ``timeout``."""
+    last = max(s.ts for s in held) if held else 0.0
+    due = int((last + timeout) * 1000)
+    state.setTimeoutTimestamp(max(due, state.getCurrentWatermarkMs() + 1))
 
 
 def stream_events(

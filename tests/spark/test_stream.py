@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -195,6 +196,9 @@ def test_a_conversation_split_over_micro_batches_gives_the_rows_of_one_pass() ->
     assert state.exists
     assert state.timeout_ms == int((segments[half - 1].ts + 60.0) * 1000)
     rows += _run(key, _frames(segments[half:]), state, timeout=60.0)
+    blob, emitted, size, closed_at = state.get  # closed (FIN both ways): no segment kept
+    assert (pickle.loads(blob), emitted, size) == ([], 0, 0)
+    assert closed_at is not None
     state.hasTimedOut = True  # the watermark passed: finished, state dropped
     rows += _run(key, iter([]), state, timeout=60.0)
     assert not state.exists
