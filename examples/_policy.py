@@ -31,7 +31,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 
@@ -43,6 +43,7 @@ __all__ = [
     "Activity",
     "ConnectionPolicy",
     "Gatekeeper",
+    "Watched",
     "WatchedCodec",
     "add_arguments",
     "peer_address",
@@ -222,9 +223,20 @@ class WatchedCodec(Generic[SendT, EventT]):
         return getattr(self.codec, name)
 
 
+class Watched(Protocol):
+    """What the policy reads of a connection: an ``Activity``, or a server's own session."""
+
+    last: float
+
+    @property
+    def busy(self) -> bool: ...
+
+    def overdue(self, now: float, policy: ConnectionPolicy) -> str | None: ...
+
+
 @attrs.define(eq=False)
 class _Client:
-    activity: Activity
+    activity: Watched
     address: str
     close: Callable[[str], None]
 
@@ -245,7 +257,7 @@ class Gatekeeper:
     def __len__(self) -> int:
         return len(self.clients)
 
-    def admit(self, activity: Activity, address: str, close: Callable[[str], None]) -> int | None:
+    def admit(self, activity: Watched, address: str, close: Callable[[str], None]) -> int | None:
         """Count a new connection in (a key for ``leave``), shedding the idlest at a cap; None
         when every connection that could make room is busy (then close the newcomer)."""
         per_address = self.policy.max_connections_per_address
@@ -302,7 +314,7 @@ class Gatekeeper:
         self._sweeper = asyncio.get_running_loop().create_task(self.sweeper(server))
         return self._sweeper
 
-    def guard(self, address: str, activity: Activity) -> _Guard:
+    def guard(self, address: str, activity: Watched) -> _Guard:
         """A context for one connection's task: admitted on entry (``refused`` tells whether
         it was not), counted out on exit, and a policy close cancels the task and ends the
         block quietly."""
@@ -312,7 +324,7 @@ class Gatekeeper:
 class _Guard:
     """See ``Gatekeeper.guard``."""
 
-    def __init__(self, gatekeeper: Gatekeeper, address: str, activity: Activity) -> None:
+    def __init__(self, gatekeeper: Gatekeeper, address: str, activity: Watched) -> None:
         self.gatekeeper = gatekeeper
         self.address = address
         self.activity = activity

@@ -60,7 +60,7 @@ from typing import Any
 
 import attrs
 
-from examples import _cli
+from examples import _cli, _policy
 from examples import pravega_store_commands as commands
 from s3p_codec import NEED_DATA, NeedData, Role, pravega
 from s3p_codec.io import ConnectionClosed
@@ -147,6 +147,16 @@ class ServerLimits:
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative")
 
+    @property
+    def policy(self) -> _policy.ConnectionPolicy:
+        """The connection policy part, as the example servers share it (0 is off)."""
+        return _policy.ConnectionPolicy(
+            idle_timeout=self.idle_timeout or None,
+            request_timeout=self.request_timeout or None,
+            max_connections=self.max_connections or None,
+            max_connections_per_address=self.max_connections_per_address or None,
+        )
+
 
 class WatchedConnection(pravega.Connection):
     """A server-role codec that notes since when the bytes of an unfinished request arrive.
@@ -177,8 +187,7 @@ class Store:
 
     def __init__(self, tail_wait: float = 1.0, limits: ServerLimits | None = None) -> None:
         self.limits = ServerLimits() if limits is None else limits
-        self.clients: dict[asyncio.Task[Any], _Session] = {}
-        self.shed = collections.Counter[str]()  # why connections were closed by the policy
+        self.gatekeeper = _policy.Gatekeeper(self.limits.policy)
         self.segments: dict[str, Segment] = {}
         self.tables: dict[str, commands.TableSegment] = {}
         self.attributes: dict[tuple[str, uuid.UUID], int] = {}
@@ -235,76 +244,36 @@ class Store:
         self.delete_segment(source)
         return into.length
 
+    @property
+    def shed(self) -> collections.Counter[str]:
+        """Why the connection policy closed connections, counted."""
+        return self.gatekeeper.shed
+
     async def handle(self, conn: Conn) -> None:
         """Serve one connection until it closes (or the connection policy closes it)."""
-        task = asyncio.current_task()
-        assert task is not None
-        peer = conn.writer.get_extra_info("peername")
-        address = str(peer[0]) if isinstance(peer, tuple) else str(peer)
-        if not self._admit(address):
-            self.shed["refused"] += 1
-            log.info("connection cap reached and every connection busy: refusing one")
-            return
+        address = _policy.peer_address(conn.writer)
         session = _Session(self, conn, address)
-        self.clients[task] = session
-        try:
-            async for request in conn:
-                session.last_request = asyncio.get_running_loop().time()
-                await session.dispatch(request)
-        finally:
-            self.clients.pop(task, None)  # already gone if the cap shed it
-            for read in session.reads:
-                read.cancel()
-
-    def _admit(self, address: str) -> bool:
-        """Room for one more connection (from ``address``), shedding the idlest at a cap."""
-        per_address = self.limits.max_connections_per_address
-        if per_address:
-            same = {t: s for t, s in self.clients.items() if s.address == address}
-            if len(same) >= per_address and not self._shed_idlest(same):
-                return False
-        cap = self.limits.max_connections
-        return not cap or len(self.clients) < cap or self._shed_idlest(self.clients)
-
-    def _shed_idlest(self, clients: dict[asyncio.Task[Any], _Session]) -> bool:
-        idle = [(s.last_request, t) for t, s in clients.items() if not s.busy]
-        if not idle:
-            return False
-        _, task = min(idle, key=lambda pair: pair[0])
-        self.shed["idlest"] += 1
-        task.cancel()
-        del self.clients[task]  # its handler's finally finds it gone
-        return True
-
-    def sweep(self, now: float) -> None:
-        """Close connections that broke the idle or request-progress timeout."""
-        idle, slow = self.limits.idle_timeout, self.limits.request_timeout
-        for task, session in list(self.clients.items()):
-            reason = session.overdue(now, idle, slow)
-            if reason is not None:
-                self.shed[reason] += 1
-                log.info("closing a connection: %s", reason)
-                task.cancel()
-
-    async def sweeper(self, server: asyncio.Server) -> None:
-        """Run ``sweep`` a few times per shortest timeout while ``server`` listens."""
-        bounds = [t for t in (self.limits.idle_timeout, self.limits.request_timeout) if t]
-        if not bounds:
-            return
-        tick = min(1.0, min(bounds) / 4)
-        loop = asyncio.get_running_loop()
-        while server.is_serving():
-            await asyncio.sleep(tick)
-            self.sweep(loop.time())
+        async with self.gatekeeper.guard(address, session) as guard:
+            if guard.refused:
+                log.info("connection cap reached and every connection busy: refusing one")
+                return
+            try:
+                async for request in conn:
+                    session.last = asyncio.get_running_loop().time()
+                    await session.dispatch(request)
+            finally:
+                for read in session.reads:
+                    read.cancel()
 
     def drop_connections(self) -> int:
         """End every open connection at once (what clients see when a store process dies).
 
         Returns how many there were.
         """
-        for task in list(self.clients):
-            task.cancel()
-        return len(self.clients)
+        clients = list(self.gatekeeper.clients.values())
+        for client in clients:
+            client.close("dropped")
+        return len(clients)
 
 
 class _Session:
@@ -319,7 +288,7 @@ class _Session:
         self.lock = asyncio.Lock()  # reads answer from their own tasks: one sender at a time
         slots = store.limits.max_reads_in_flight
         self.read_slots = asyncio.Semaphore(slots) if slots else None
-        self.last_request = asyncio.get_running_loop().time()
+        self.last = asyncio.get_running_loop().time()  # of the last request
         self.sending_since: float | None = None  # a reply the client has not taken yet
 
     @property
@@ -327,15 +296,16 @@ class _Session:
         """Whether anything is in flight (a waiting tail read is not idleness)."""
         return bool(self.reads) or self.sending_since is not None
 
-    def overdue(self, now: float, idle: float, slow: float) -> str | None:
-        """Why this connection must close now, or None."""
+    def overdue(self, now: float, policy: _policy.ConnectionPolicy) -> str | None:
+        """Why this connection must close now, or None (``Gatekeeper.sweep`` asks)."""
+        idle, slow = policy.idle_timeout, policy.request_timeout
         codec = self.conn.conn
         partial = codec.partial_since if isinstance(codec, WatchedConnection) else None
         if slow and partial is not None and now - partial > slow:
             return "request too slow"
         if slow and self.sending_since is not None and now - self.sending_since > slow:
             return "reply not taken"
-        if idle and not self.busy and partial is None and now - self.last_request > idle:
+        if idle and not self.busy and partial is None and now - self.last > idle:
             return "idle"
         return None
 
@@ -731,13 +701,9 @@ async def start(
     store = Store() if store is None else store
     loop = asyncio.get_running_loop()
     server = await serve(lambda: WatchedConnection(loop.time), store.handle, host, port)
-    sweeper = loop.create_task(store.sweeper(server))
-    _sweepers.add(sweeper)
-    sweeper.add_done_callback(_sweepers.discard)
+    store.gatekeeper.clock = loop.time
+    store.gatekeeper.start_sweeper(server)
     return server, store
-
-
-_sweepers: set[asyncio.Task[None]] = set()  # kept from garbage collection while they run
 
 
 async def start_controller(
