@@ -227,15 +227,6 @@ def stream_events(
     from pyspark.sql.streaming.state import GroupStateTimeout  # noqa: PLC0415
 
     ports = dict(decode_as or {})
-    reader = spark.readStream.format("binaryFile").schema(_BINARY_FILE_DDL)
-    if max_files_per_trigger:
-        reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
-    files = reader.load(pattern).select("path")
-    segments = (
-        files.mapInArrow(_read_files, segment_ddl())
-        .withColumn("capture_time", F.timestamp_seconds("ts"))
-        .withWatermark("capture_time", f"{int(timeout * 1000)} milliseconds")
-    )
 
     def step(
         key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: GroupState
@@ -245,9 +236,19 @@ def stream_events(
         )
 
     with warnings.catch_warnings():
-        # pyspark 4 warns that pandas 3 is "not yet fully supported"; the frames here hold
-        # plain columns that both versions convert alike (the stream tests compare every row).
+        # pyspark 4 warns that pandas 3 is "not yet fully supported" whenever it plans a Python
+        # step; the frames here hold plain columns that both versions convert alike (the
+        # stream tests compare every row with the batch decoder's).
         warnings.filterwarnings("ignore", message=".*not yet fully support pandas.*")
+        reader = spark.readStream.format("binaryFile").schema(_BINARY_FILE_DDL)
+        if max_files_per_trigger:
+            reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
+        files = reader.load(pattern).select("path")
+        segments = (
+            files.mapInArrow(_read_files, segment_ddl())
+            .withColumn("capture_time", F.timestamp_seconds("ts"))
+            .withWatermark("capture_time", f"{int(timeout * 1000)} milliseconds")
+        )
         return segments.groupBy(*FLOW_COLUMNS).applyInPandasWithState(
             step,
             outputStructType=spark_ddl(),
