@@ -253,6 +253,7 @@ class Gatekeeper:
         self.clients: dict[int, _Client] = {}
         self.shed: Counter[str] = Counter()
         self._next_key = 0
+        self._sweepers: set[asyncio.Task[None]] = set()  # held: the loop keeps weak references
 
     def __len__(self) -> int:
         return len(self.clients)
@@ -310,9 +311,12 @@ class Gatekeeper:
             self.sweep()
 
     def start_sweeper(self, server: asyncio.Server) -> asyncio.Task[None]:
-        """Run ``sweeper`` in a task (kept here: a task nobody holds may be collected)."""
-        self._sweeper = asyncio.get_running_loop().create_task(self.sweeper(server))
-        return self._sweeper
+        """Run ``sweeper`` in a task, held here until it ends (a server started again after a
+        restart gets its own)."""
+        task = asyncio.get_running_loop().create_task(self.sweeper(server))
+        self._sweepers.add(task)
+        task.add_done_callback(self._sweepers.discard)
+        return task
 
     def guard(self, address: str, activity: Watched) -> _Guard:
         """A context for one connection's task: admitted on entry (``refused`` tells whether
