@@ -63,13 +63,14 @@ import logging
 import signal
 import sys
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 import attrs
 import trio
 
-from examples import _cli
+from examples import _cli, _policy
 from s3p_codec import NEED_DATA, NeedData, RemoteProtocolError, Role, s3p
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.asyncio import AsyncioConnection
@@ -360,15 +361,6 @@ class WatchedCodec(s3p.Connection):
 
 
 @attrs.define
-class Client:
-    """One open connection as the connection policy sees it."""
-
-    activity: Activity
-    address: str
-    close: Callable[[], None]
-
-
-@attrs.define
 class Server:
     """Configuration and shared state of one running server, whatever the backend.
 
@@ -386,23 +378,40 @@ class Server:
     request_timeout: float | None = None
     max_connections_per_address: int | None = None
     clock: Callable[[], float] = time.monotonic
-    clients: dict[int, Client] = attrs.field(factory=dict)
-    shed: dict[str, int] = attrs.field(factory=dict)
-    _next_id: int = 0
+    gatekeeper: _policy.Gatekeeper = attrs.field(init=False)
+    """Admission at the caps, shared with the other example servers (``examples/_policy.py``);
+    the time-outs run on one timer per connection (``Activity.next_check``)."""
+
+    def __attrs_post_init__(self) -> None:
+        self.gatekeeper = _policy.Gatekeeper(self.policy)  # admission only: no sweeps here
+
+    @property
+    def policy(self) -> _policy.ConnectionPolicy:
+        return _policy.ConnectionPolicy(
+            idle_timeout=self.idle_timeout,
+            request_timeout=self.request_timeout,
+            max_connections=self.max_connections,
+            max_connections_per_address=self.max_connections_per_address,
+        )
 
     @property
     def limits(self) -> s3p.Limits:
         return self.store.limits
 
     @property
+    def shed(self) -> Counter[str]:
+        """Why the policy closed connections (or refused them), counted."""
+        return self.gatekeeper.shed
+
+    @property
     def connections(self) -> int:
         """Connections open now."""
-        return len(self.clients)
+        return len(self.gatekeeper)
 
     @property
     def watched(self) -> bool:
         """Whether connections need a watchdog (a time-out is set)."""
-        return bool(self.idle_timeout or self.request_timeout)
+        return self.policy.timed
 
     def codec(self) -> s3p.Connection:
         return WatchedCodec(self)
@@ -410,33 +419,10 @@ class Server:
     def admit(self, activity: Activity, address: str, close: Callable[[], None]) -> int | None:
         """Count a new connection in (an id for ``leave``), shedding the idlest at a cap; None
         when every connection that could make room is busy (then close the new one)."""
-        per_address = self.max_connections_per_address
-        if per_address:
-            same = [key for key, c in self.clients.items() if c.address == address]
-            if len(same) >= per_address and not self._shed_idlest(same, "per-address cap"):
-                return None
-        cap = self.max_connections
-        if cap and len(self.clients) >= cap and not self._shed_idlest(list(self.clients), "cap"):
-            log.info("refusing a connection: %d open and none idle", len(self.clients))
-            self.shed["refused"] = self.shed.get("refused", 0) + 1
-            return None
-        self._next_id += 1
-        self.clients[self._next_id] = Client(activity, address, close)
-        return self._next_id
-
-    def _shed_idlest(self, keys: list[int], why: str) -> bool:
-        candidates = [(self.clients[k].activity, k) for k in keys]
-        idle = [(activity.last, k) for activity, k in candidates if not activity.busy]
-        if not idle:
-            return False
-        _, key = min(idle)
-        log.info("at the %s: closing the connection idle the longest", why)
-        self.shed["idlest"] = self.shed.get("idlest", 0) + 1
-        self.clients.pop(key).close()
-        return True
+        return self.gatekeeper.admit(activity, address, lambda _reason: close())
 
     def leave(self, key: int) -> None:
-        self.clients.pop(key, None)  # already gone if the cap shed it
+        self.gatekeeper.leave(key)  # a no-op if the cap shed it already
 
 
 class ServerConnection(Protocol):
@@ -464,8 +450,9 @@ class Activity:
     busy: bool = False
     codec: WatchedCodec | None = None
 
-    def overdue(self, now: float, idle: float | None, slow: float | None) -> str | None:
+    def overdue(self, now: float, policy: _policy.ConnectionPolicy) -> str | None:
         """Why the connection must close now (``"idle"``, ``"request too slow"``), or None."""
+        idle, slow = policy.idle_timeout, policy.request_timeout
         partial = self.codec.partial_since if self.codec is not None else None
         if slow and partial is not None and now - partial >= slow:
             return "request too slow"
@@ -473,9 +460,10 @@ class Activity:
             return "idle"
         return None
 
-    def next_check(self, now: float, idle: float | None, slow: float | None) -> float:
+    def next_check(self, now: float, policy: _policy.ConnectionPolicy) -> float:
         """Seconds until ``overdue`` may say something new. A request that starts arriving
         between two checks is caught at most ``slow`` late: checks come at least that often."""
+        idle, slow = policy.idle_timeout, policy.request_timeout
         waits = [slow] if slow else []
         if idle:
             waits.append(idle if self.busy else max(self.last + idle - now, 0.0))
@@ -555,7 +543,7 @@ async def _asyncio_wait(store: Store, name: bytes, seconds: float, lookout: Look
 async def serve_asyncio(server: Server, host: str, port: int) -> asyncio.Server:
     """Start listening; returns the ``asyncio.Server`` (its first socket gives the port)."""
     store = server.store
-    idle, slow = server.idle_timeout, server.request_timeout
+    policy = server.policy
     loop = asyncio.get_running_loop()
     server.clock = loop.time
 
@@ -578,17 +566,17 @@ async def serve_asyncio(server: Server, host: str, port: int) -> asyncio.Server:
 
         def check() -> None:
             nonlocal timer
-            reason = activity.overdue(loop.time(), idle, slow)
+            reason = activity.overdue(loop.time(), policy)
             if reason is not None:
                 log.info("closing a connection: %s", reason)
-                server.shed[reason] = server.shed.get(reason, 0) + 1
+                server.shed[reason] += 1
                 server.leave(key)
                 close(reason)
             else:
-                timer = loop.call_later(activity.next_check(loop.time(), idle, slow), check)
+                timer = loop.call_later(activity.next_check(loop.time(), policy), check)
 
         if server.watched:
-            timer = loop.call_later(activity.next_check(loop.time(), idle, slow), check)
+            timer = loop.call_later(activity.next_check(loop.time(), policy), check)
         try:
             await serve_requests(conn, store, _asyncio_wait, activity, loop.time)
         except ConnectionClosed:
@@ -641,11 +629,11 @@ async def _trio_wait(store: Store, name: bytes, seconds: float, lookout: Lookout
 
 
 async def _trio_watchdog(server: Server, activity: Activity, scope: trio.CancelScope) -> None:
-    idle, slow = server.idle_timeout, server.request_timeout
-    while (reason := activity.overdue(trio.current_time(), idle, slow)) is None:
-        await trio.sleep(activity.next_check(trio.current_time(), idle, slow))
+    policy = server.policy
+    while (reason := activity.overdue(trio.current_time(), policy)) is None:
+        await trio.sleep(activity.next_check(trio.current_time(), policy))
     log.info("closing a connection: %s", reason)
-    server.shed[reason] = server.shed.get(reason, 0) + 1
+    server.shed[reason] += 1
     scope.cancel()
 
 
