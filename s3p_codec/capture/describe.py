@@ -21,6 +21,8 @@ _OFFSET_FIELDS = (
     "offset",
     "timestamp",
     "min_timestamp",
+    "id",  # S3P v0.2.0: an APPEND's explicit ID, READ's and TRIM's MIN_ID
+    "min_id",
     "until",
     "seq_num",
     "start_seq_num",

@@ -110,6 +110,16 @@ def test_key_fields_are_found_by_name_on_any_event() -> None:
     assert describe_event(object()) == {}
 
 
+def test_s3p_v020_ids_are_the_offset_column() -> None:
+    """An APPEND's ``ID`` and a READ's or TRIM's ``MIN_ID`` are where the stream is read or
+    written, as a v0.1.0 timestamp is."""
+    assert describe_event(s3p.Append(b"orders", (b"x",), id=1700000001234))["offset"] == (
+        "1700000001234"
+    )
+    assert describe_event(s3p.Read(b"orders", min_id=s3p.Timestamp(7, 1)))["offset"] == "7-1"
+    assert describe_event(s3p.Trim(b"orders", min_id=s3p.Timestamp(9, 0)))["offset"] == "9-0"
+
+
 def test_parquet_read_back_by_pandas_has_the_dataframe_dtypes(
     rows: list[Row], tmp_path: Path
 ) -> None:
