@@ -384,6 +384,7 @@ def _stream_query(tmp: Path, tag: str, trigger: float) -> tuple[Any, Path, Path]
     from s3p_codec.spark import spark_session, start_stream
 
     spark = spark_session("local[1]")
+    spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")  # as the CLI does
     watch, out = tmp / f"watch-{tag}", tmp / f"out-{tag}"
     watch.mkdir()
     query = start_stream(spark, str(watch / "cap.pcap*"), str(out), str(tmp / f"ckpt-{tag}"),

@@ -186,6 +186,9 @@ def _stream(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
     ports = _ports(parser, args)
     spark = _session(args)
+    # Timeouts are in capture time, and capture time only moves with new files: a micro-batch
+    # without data would only repeat the last one's timeouts, and delay the next file's batch.
+    spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
     query = start_stream(
         spark, args.pattern, args.out, args.checkpoint, ports,
         trigger_seconds=args.trigger, timeout=args.state_timeout,

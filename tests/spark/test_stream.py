@@ -116,10 +116,10 @@ def test_a_query_killed_and_restarted_from_its_checkpoint_loses_and_repeats_noth
     first = _start(watch, out, checkpoint, log)
     try:
         moved = rotate_in(files[:half], watch, pause=0.2)
-        # Killed once some micro-batches have committed rows (and state for the
-        # conversations still open across the missing files).
+        # Killed once a micro-batch has committed its rows and its state (the conversations
+        # still open across the files not there yet).
         wait_for(lambda: bool(parquet_rows(out)), 120, "a first micro-batch")
-        wait_for((checkpoint / "commits" / "1").exists, 60, "a second commit")
+        wait_for((checkpoint / "commits" / "0").exists, 60, "the first commit")
     finally:
         _kill(first)
     seen_before_restart = len(parquet_rows(out))
