@@ -62,7 +62,7 @@ import attrs
 
 from examples import _cli, _policy
 from examples import pravega_store_commands as commands
-from s3p_codec import NEED_DATA, NeedData, Role, pravega
+from s3p_codec import Role, pravega
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.asyncio import AsyncioConnection, serve
 
@@ -156,30 +156,6 @@ class ServerLimits:
             max_connections=self.max_connections or None,
             max_connections_per_address=self.max_connections_per_address or None,
         )
-
-
-class WatchedConnection(pravega.Connection):
-    """A server-role codec that notes since when the bytes of an unfinished request arrive.
-
-    ``partial_since`` is the clock time of the first byte received after the last complete
-    request (None when nothing is pending), for the request-progress timeout.
-    """
-
-    def __init__(self, clock: Callable[[], float]) -> None:
-        super().__init__(Role.SERVER)
-        self.clock = clock
-        self.partial_since: float | None = None
-
-    def receive_data(self, data: bytes) -> None:
-        if data and self.partial_since is None:
-            self.partial_since = self.clock()
-        super().receive_data(data)
-
-    def next_event(self) -> pravega.PravegaEvent | NeedData:
-        event = super().next_event()
-        if event is not NEED_DATA:
-            self.partial_since = None
-        return event
 
 
 class Store:
@@ -300,7 +276,7 @@ class _Session:
         """Why this connection must close now, or None (``Gatekeeper.sweep`` asks)."""
         idle, slow = policy.idle_timeout, policy.request_timeout
         codec = self.conn.conn
-        partial = codec.partial_since if isinstance(codec, WatchedConnection) else None
+        partial = codec.activity.partial_since if isinstance(codec, _policy.WatchedCodec) else None
         if slow and partial is not None and now - partial > slow:
             return "request too slow"
         if slow and self.sending_since is not None and now - self.sending_since > slow:
@@ -700,7 +676,13 @@ async def start(
     """Listen; return the server (``server.sockets[0].getsockname()[1]`` is the port)."""
     store = Store() if store is None else store
     loop = asyncio.get_running_loop()
-    server = await serve(lambda: WatchedConnection(loop.time), store.handle, host, port)
+    def codec() -> _policy.WatchedCodec[Any, Any]:
+        """The server-role codec, noting when a request began arriving (``partial_since``; a
+        session keeps its own notion of busy: reads in flight, replies not taken)."""
+        activity = _policy.Activity(loop.time)
+        return _policy.WatchedCodec(pravega.Connection(Role.SERVER), activity)
+
+    server = await serve(codec, store.handle, host, port)
     store.gatekeeper.clock = loop.time
     store.gatekeeper.start_sweeper(server)
     return server, store

@@ -30,6 +30,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "patterns", nargs="+", metavar="PATTERN", help="capture files, directories or globs"
     )
+    _decoding(parser)
+
+
+def _decoding(parser: argparse.ArgumentParser) -> None:
+    """``--decode-as`` and ``--master``: the same in every Spark command."""
     parser.add_argument(
         "--decode-as",
         action="append",
@@ -102,11 +107,7 @@ def register(sub: Any) -> None:
         "--max-files-per-trigger", type=int, default=None, metavar="N",
         help="at most N new files per micro-batch (default: all)",
     )  # fmt: skip
-    stream.add_argument(
-        "--decode-as", action="append", default=[], metavar="PORT=PROTO",
-        help="decode conversations on PORT as PROTO; repeatable",
-    )  # fmt: skip
-    stream.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
+    _decoding(stream)
     stream.set_defaults(handler=lambda args: _stream(stream, args))
 
 
