@@ -495,6 +495,13 @@ def test_spark_without_java_says_java_17_is_needed_in_one_line(
     import os
 
     env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"} | environment
+    line = _spark_stats_fails_in_one_line(env)
+    assert "Spark needs Java 17" in line
+    assert words in line
+
+
+def _spark_stats_fails_in_one_line(env: dict[str, str]) -> str:
+    """``s3p-codec spark stats`` on a sample under ``env``: exit 2 and one line on stderr."""
     result = subprocess.run(
         [sys.executable, "-m", "s3p_codec", "spark", "stats", "examples/captures/s3p.pcap"],
         cwd=Path(__file__).resolve().parents[1],
@@ -507,8 +514,7 @@ def test_spark_without_java_says_java_17_is_needed_in_one_line(
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert "Spark needs Java 17" in lines[0]
-    assert words in lines[0]
+    return lines[0]
 
 
 _HIDE = '''
@@ -532,16 +538,7 @@ def test_spark_without_its_extra_names_the_extra_in_one_line(tmp_path: Path) -> 
 
     (tmp_path / "sitecustomize.py").write_text(_HIDE)
     root = Path(__file__).resolve().parents[1]
-    result = subprocess.run(
-        [sys.executable, "-m", "s3p_codec", "spark", "stats", "examples/captures/s3p.pcap"],
-        cwd=root,
-        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    line = _spark_stats_fails_in_one_line(
+        {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}"}
     )
-    assert result.returncode == 2
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "pip install 's3p-codec[spark]'" in lines[0]
+    assert "pip install 's3p-codec[spark]'" in line

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from s3p_codec import RemoteProtocolError, Role, s3p
+from s3p_codec import NEED_DATA, RemoteProtocolError, Role, s3p
+from s3p_codec.s3p import ErrorCode, ErrorReply
 
 
 def crlf(text: str) -> bytes:
@@ -52,3 +53,25 @@ def client_error(data: bytes, *requests: s3p.Request) -> RemoteProtocolError:
     assert caught.value.reply is None
     assert conn.state is s3p.ConnectionState.ERROR
     return caught.value
+
+
+def feed_garbage(conn: s3p.Connection, data: bytes, eof: bool) -> None:
+    """Only events, NEED_DATA or RemoteProtocolError may come out; never anything else."""
+    failure: RemoteProtocolError | None = None
+    try:
+        conn.receive_data(data)
+        if eof:
+            conn.receive_data(b"")
+        for _ in range(len(data) + 2):
+            if conn.next_event() is NEED_DATA:
+                break
+    except RemoteProtocolError as error:
+        failure = error
+    if failure is None:
+        return
+    assert isinstance(failure.code, ErrorCode)
+    assert conn.state is s3p.ConnectionState.ERROR
+    if conn.role is Role.SERVER:
+        assert isinstance(failure.reply, ErrorReply)
+        conn.send(failure.reply)
+        assert conn.finished

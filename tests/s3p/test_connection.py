@@ -27,7 +27,7 @@ from s3p_codec.s3p import (
 from s3p_codec.s3p.events import MAX_U64
 
 from .strategies import conversations, requests
-from .support import client_for, crlf
+from .support import client_for, crlf, feed_garbage
 
 
 def test_connection_satisfies_the_core_connection_protocol() -> None:
@@ -94,28 +94,6 @@ def test_one_byte_at_a_time_yields_the_same_events(conversation: list) -> None:
     assert decode(Role.SERVER, one_by_one, []) == asked
     one_by_one = [bytes([b]) for b in down]
     assert decode(Role.CLIENT, one_by_one, asked) == [reply for _, reply in conversation]
-
-
-def feed_garbage(conn: s3p.Connection, data: bytes, eof: bool) -> None:
-    """Only events, NEED_DATA or RemoteProtocolError may come out; never anything else."""
-    failure: RemoteProtocolError | None = None
-    try:
-        conn.receive_data(data)
-        if eof:
-            conn.receive_data(b"")
-        for _ in range(len(data) + 2):
-            if conn.next_event() is NEED_DATA:
-                break
-    except RemoteProtocolError as error:
-        failure = error
-    if failure is None:
-        return
-    assert isinstance(failure.code, ErrorCode)
-    assert conn.state is s3p.ConnectionState.ERROR
-    if conn.role is Role.SERVER:
-        assert isinstance(failure.reply, ErrorReply)
-        conn.send(failure.reply)
-        assert conn.finished
 
 
 @given(st.binary(max_size=200), st.booleans(), st.lists(requests, max_size=3))

@@ -14,6 +14,7 @@ from s3p_codec import NEED_DATA, RemoteProtocolError, Role, s3p
 from s3p_codec.s3p import ErrorCode, ErrorReply
 
 from .strategies import conversations
+from .support import feed_garbage
 from .test_wire import hiredis_values, normalise_ours, read_all
 
 VERSIONS = ("0.1.0", "0.2.0")
@@ -106,23 +107,7 @@ def test_v020_garbage_gives_events_need_data_or_a_typed_error(
     if role is Role.CLIENT:
         for request in (s3p.Read(b"s"), s3p.Append(b"s", (b"r",), id=1), s3p.Delete(b"s")):
             conn.send(request)
-    failure: RemoteProtocolError | None = None
-    try:
-        conn.receive_data(data)
-        if eof:
-            conn.receive_data(b"")
-        for _ in range(len(data) + 2):
-            if conn.next_event() is NEED_DATA:
-                break
-    except RemoteProtocolError as error:
-        failure = error
-    if failure is None:
-        return
-    assert isinstance(failure.code, ErrorCode)
-    if role is Role.SERVER:
-        assert isinstance(failure.reply, ErrorReply)
-        conn.send(failure.reply)
-        assert conn.finished
+    feed_garbage(conn, data, eof)
 
 
 # --- Eager framing errors ------------------------------------------------------------------
