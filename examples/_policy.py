@@ -30,8 +30,8 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 import attrs
 
@@ -188,7 +188,6 @@ class WatchedCodec(Generic[SendT, EventT]):
         self.codec = codec
         self.activity = activity
         self.send = codec.send
-        self.events = codec.events
 
     @property
     def role(self) -> Role:
@@ -218,6 +217,11 @@ class WatchedCodec(Generic[SendT, EventT]):
         else:
             self.activity.request_arrived()
         return event
+
+    def events(self) -> Iterator[EventT]:
+        """Every complete event, through ``next_event`` (so the activity sees each one)."""
+        while (event := self.next_event()) is not NEED_DATA:
+            yield cast(EventT, event)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.codec, name)

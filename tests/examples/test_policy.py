@@ -144,3 +144,13 @@ def test_the_flags_make_the_policy_and_zero_turns_a_bound_off() -> None:
     assert ConnectionPolicy.from_args(args) == ConnectionPolicy(
         idle_timeout=None, max_connections_per_address=4
     )
+
+
+def test_events_of_the_watched_codec_report_to_the_activity_too() -> None:
+    clock = Clock()
+    activity = Activity(clock)
+    codec = WatchedCodec(rustlog.Connection(Role.SERVER), activity)
+    codec.receive_data(rustlog.Connection(Role.CLIENT).send(rustlog.Ping()))
+    assert list(codec.events()) == [rustlog.Ping()]
+    assert activity.partial_since is None
+    assert not activity.busy  # NEED_DATA ended the iteration: waiting for the client again
