@@ -25,7 +25,7 @@ import h11
 
 from s3p_codec._core import NEED_DATA, LocalProtocolError, NeedData, RemoteProtocolError, Role
 from s3p_codec._core.h11input import H11Input
-from s3p_codec.s2s.connection import Connection, Session, State
+from s3p_codec.s2s.connection import Connection, ConnectionState, Session
 from s3p_codec.s2s.errors import ErrorCode, SessionTerminated
 from s3p_codec.s2s.events import AppendInput, Event, Terminal
 from s3p_codec.s2s.http import (
@@ -107,15 +107,15 @@ class Http1Connection(H11Input):
         return self._session
 
     @property
-    def state(self) -> State:
+    def state(self) -> ConnectionState:
         """The session's state once it is open, ERROR after a failure, CLOSED after the response."""
         if self._failed:
-            return State.ERROR
-        if self._session is not None and self._session.state is not State.OPEN:
+            return ConnectionState.ERROR
+        if self._session is not None and self._session.state is not ConnectionState.OPEN:
             return self._session.state
         if self._response_done:
-            return State.CLOSED
-        return State.OPEN
+            return ConnectionState.CLOSED
+        return ConnectionState.OPEN
 
     @property
     def finished(self) -> bool:
@@ -209,7 +209,7 @@ class Http1Connection(H11Input):
                 event = self._session.next_event()
                 if event is not NEED_DATA:
                     return event
-                if self._session.state is not State.OPEN:
+                if self._session.state is not ConnectionState.OPEN:
                     return NEED_DATA
             try:
                 item = self._next_h11_event()
@@ -307,7 +307,7 @@ class Http1Connection(H11Input):
                     raise
                 if event is not NEED_DATA:
                     return event
-                if self._session.state is not State.OPEN:
+                if self._session.state is not ConnectionState.OPEN:
                     return NEED_DATA
             try:
                 item = self._next_h11_event()
