@@ -20,7 +20,9 @@ from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
 from s3p_codec._core.h11input import H11Input
 from s3p_codec._core.types import NEED_DATA, NeedData, Role
 from s3p_codec.durable import sse
+from s3p_codec.durable.connection import Connection
 from s3p_codec.durable.events import (
+    ConnectionErrorCode,
     ErrorCode,
     ErrorResponse,
     Request,
@@ -47,8 +49,10 @@ def _fatal(message: str, status: int) -> RemoteProtocolError:
     return RemoteProtocolError(message, code=code, fatal=True, reply=ErrorResponse(code, message))
 
 
-class ServerConnection(H11Input):
+class ServerConnection(Connection, H11Input, role=Role.SERVER):
     """One server-side HTTP/1.1 connection speaking Durable Streams."""
+
+    _eof_code = ConnectionErrorCode.EOF
 
     def __init__(self, limits: Limits | None = None) -> None:
         self.limits = limits or Limits()
@@ -87,6 +91,19 @@ class ServerConnection(H11Input):
         """The request the next response answers (None when none is owed)."""
         return self._request
 
+    @property
+    def message_start(self) -> int:
+        """Stream offset where the request being read begins: once a request is complete, the
+        end of its message (where the next one begins)."""
+        return self._head_start
+
+    @property
+    def request_line(self) -> tuple[bytes, bytes] | None:
+        """Method and target of the request head read last, until its answer is sent (also
+        when the request was refused: they say what the refusal answers)."""
+        head = self._head
+        return None if head is None else (head.method, head.target)
+
     # -- receiving ------------------------------------------------------------------------
 
     def next_event(self) -> Request | NeedData:
@@ -99,7 +116,7 @@ class ServerConnection(H11Input):
         if self._state is ConnectionState.ERROR:
             if self._reply_owed:
                 return NEED_DATA
-            raise LocalProtocolError("connection is in ERROR", code="error")
+            raise LocalProtocolError("connection is in ERROR", code=ConnectionErrorCode.ERROR)
         if self._state is ConnectionState.CLOSED or self._request is not None:
             return NEED_DATA  # one request at a time: answer it first
         while True:
@@ -197,13 +214,17 @@ class ServerConnection(H11Input):
         if isinstance(event, (SSEData, SSEControl, SSEEnd)):
             return self._send_sse(event)
         if self._state is ConnectionState.STREAMING:
-            raise LocalProtocolError("an SSE response is open: send SSE events", code="state")
+            raise LocalProtocolError(
+                "an SSE response is open: send SSE events", code=ConnectionErrorCode.STATE
+            )
         answering = self._request
         if answering is None and not self._reply_owed:
-            raise LocalProtocolError("no request is waiting for a response", code="state")
+            raise LocalProtocolError(
+                "no request is waiting for a response", code=ConnectionErrorCode.STATE
+            )
         if answering is None and not isinstance(event, ErrorResponse):
             raise LocalProtocolError(
-                "only an ErrorResponse answers a rejected request", code="state"
+                "only an ErrorResponse answers a rejected request", code=ConnectionErrorCode.STATE
             )
         fatal = self._state is ConnectionState.ERROR
         is_head = self._head is not None and self._head.method.upper() == b"HEAD"
@@ -220,13 +241,13 @@ class ServerConnection(H11Input):
         except h11.LocalProtocolError as exc:
             self._state = ConnectionState.ERROR
             self._reply_owed = False
-            raise LocalProtocolError(str(exc), code="http") from None
+            raise LocalProtocolError(str(exc), code=ConnectionErrorCode.HTTP) from None
         self._finish_cycle()
         return out
 
     def _send_sse(self, event: SSEData | SSEControl | SSEEnd) -> bytes:
         if self._state is not ConnectionState.STREAMING:
-            raise LocalProtocolError("no SSE response is open", code="state")
+            raise LocalProtocolError("no SSE response is open", code=ConnectionErrorCode.STATE)
         if isinstance(event, SSEData):
             payload = sse.encode_data(event.data, base64_encoded=self._sse_base64)
         elif isinstance(event, SSEControl):
@@ -243,12 +264,16 @@ class ServerConnection(H11Input):
         why = offset_error(event.next_offset)
         if why is not None or is_sentinel(event.next_offset):
             raise LocalProtocolError(
-                f"invalid streamNextOffset: {why or 'sentinel'}", code="state", fatal=False
+                f"invalid streamNextOffset: {why or 'sentinel'}",
+                code=ConnectionErrorCode.STATE,
+                fatal=False,
             )
         if event.cursor is None and not event.closed:
             # "MUST include streamCursor when the stream is open"
             raise LocalProtocolError(
-                "an open stream's control event MUST carry a cursor", code="state", fatal=False
+                "an open stream's control event MUST carry a cursor",
+                code=ConnectionErrorCode.STATE,
+                fatal=False,
             )
 
     def _finish_cycle(self) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from s3p_codec import NEED_DATA, Role, durable
+import pytest
+
+from s3p_codec import NEED_DATA, LocalProtocolError, Role, durable
 from s3p_codec._core.connection import Connection, Observer
 
 
@@ -28,3 +30,40 @@ def test_a_fresh_connection_needs_data_and_is_idle() -> None:
         assert conn.next_event() is NEED_DATA
         assert conn.state is durable.ConnectionState.IDLE
         assert not conn.finished
+
+
+def test_connection_is_a_class_of_both_roles() -> None:
+    client = durable.Connection(Role.CLIENT, host="h:1")
+    server = durable.Connection(Role.SERVER)
+    assert isinstance(durable.Connection, type)
+    assert isinstance(client, durable.Connection)
+    assert isinstance(server, durable.Connection)
+    assert issubclass(durable.ClientConnection, durable.Connection)
+    assert issubclass(durable.ServerConnection, durable.Connection)
+    # The role classes keep their own constructors.
+    direct = durable.ClientConnection(durable.Limits(max_body_size=5), host="x")
+    assert (direct.host, direct.limits.max_body_size) == ("x", 5)
+    assert durable.ServerConnection().role is Role.SERVER
+    assert type(durable.Connection(role=Role.CLIENT)) is durable.ClientConnection
+
+
+def test_error_codes_without_a_status_are_enum_members_equal_to_their_old_strings() -> None:
+    client = durable.Connection(Role.CLIENT)
+    client.send(durable.Head("/v1/stream/x"))
+    with pytest.raises(LocalProtocolError) as caught:
+        client.send(durable.Head("/v1/stream/x"))
+    assert caught.value.code is durable.ConnectionErrorCode.STATE
+    assert caught.value.code == "state"
+    client.receive_data(b"")
+    with pytest.raises(LocalProtocolError) as eof:
+        client.receive_data(b"late")
+    assert eof.value.code is durable.ConnectionErrorCode.EOF
+    assert eof.value.code == "eof"
+
+
+def test_expect_response_is_for_an_idle_connection_only() -> None:
+    client = durable.Connection(Role.CLIENT)
+    client.expect_response(durable.Head("/v1/stream/x"), b"HEAD", b"/v1/stream/x")
+    assert client.state is durable.ConnectionState.BUSY
+    with pytest.raises(LocalProtocolError):
+        client.expect_response(None, b"GET", b"/")
