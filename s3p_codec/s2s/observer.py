@@ -40,7 +40,7 @@ resynchronisation point inside an HTTP body, so that direction is abandoned
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import h11
 
@@ -82,6 +82,9 @@ _MAX_HELD = 64 * 1024  # server bytes held while the client's first bytes are aw
 
 class Observer:
     """Decodes both directions of one captured connection (HTTP/1.1 or HTTP/2) carrying S2S."""
+
+    #: HTTP has no frame marker to hunt for: after a gap a direction is abandoned.
+    resynchronizes: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._inner: _Http1Observer | Http2Observer | _Undecodable | None = None
