@@ -21,6 +21,7 @@ import h11
 
 from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
 from s3p_codec._core.h11input import H11Input
+from s3p_codec._core.lifecycle import ReplyAfterError, finished
 from s3p_codec._core.types import NEED_DATA, NeedData, Role
 from s3p_codec.durable import headers as H
 from s3p_codec.durable import sse
@@ -72,6 +73,7 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
         self._sse: sse.SSEParser | None = None
         self._sse_base64 = False
         self._queue: deque[ClientEvent] = deque()
+        self._reply_gate = ReplyAfterError()  # never owed: a client sends no error reply
         self._start_input()
 
     @property
@@ -89,7 +91,14 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
         """True once the connection is CLOSED or in ERROR and every queued event was taken: close
         the transport.
         """
-        return self._state in (ConnectionState.CLOSED, ConnectionState.ERROR) and not self._queue
+        # A client owes no reply after an error; events queued before it can still be taken,
+        # so ERROR counts as a closed end with those outstanding.
+        return finished(
+            self._reply_gate,
+            ended=False,
+            closed=self._state is ConnectionState.CLOSED or self._state is ConnectionState.ERROR,
+            outstanding=bool(self._queue),
+        )
 
     @property
     def request(self) -> Request | None:

@@ -32,7 +32,9 @@ from s3p_codec._core import (
     NeedData,
     ReceiveBuffer,
     RemoteProtocolError,
+    ReplyAfterError,
     Role,
+    finished,
 )
 from s3p_codec.s2s import proto
 from s3p_codec.s2s.compression import ZSTD_MISSING, Codec, Compression, zstd_available
@@ -123,7 +125,7 @@ class Connection:
         self._state = ConnectionState.OPEN
         self._eof = False
         self._our_terminal = False
-        self._reply_pending = False
+        self._reply_gate = ReplyAfterError()  # the Terminal a server owes after a fatal error
         self._advising_reconnect = False
         self._reconnect_reported = False
         self._pending: list[Event] = []
@@ -160,11 +162,13 @@ class Connection:
     def finished(self) -> bool:
         """True once no more traffic can flow: terminal sent or received, error, or both bodies
         done (the peer's body ended and, on a server append session, every input acked)."""
-        if self._reply_pending:
-            return False
-        if self._state in (ConnectionState.TERMINATED, ConnectionState.ERROR):
-            return True
-        return self._state is ConnectionState.CLOSED and not self._unacked
+        state = self._state
+        return finished(
+            self._reply_gate,
+            ended=state is ConnectionState.TERMINATED or state is ConnectionState.ERROR,
+            closed=state is ConnectionState.CLOSED,
+            outstanding=bool(self._unacked),
+        )
 
     @property
     def last_compression(self) -> Compression | None:
@@ -201,7 +205,7 @@ class Connection:
     def send(self, event: Event) -> bytes:
         """Bytes of one frame carrying ``event``; ``LocalProtocolError`` (nothing sent) if the
         event is not allowed now."""
-        if self._state is ConnectionState.ERROR and not self._reply_pending:
+        if self._state is ConnectionState.ERROR and not self._reply_gate.owed:
             raise LocalProtocolError("connection is in state ERROR", code=ErrorCode.INVALID)
         if self._our_terminal:
             raise LocalProtocolError(
@@ -215,7 +219,7 @@ class Connection:
             raise LocalProtocolError(
                 "a terminal frame was received: no further frames", code=ErrorCode.INVALID
             )
-        if self._reply_pending:
+        if self._reply_gate.owed:
             raise LocalProtocolError(
                 "after a fatal error only the error's Terminal reply may be sent",
                 code=ErrorCode.INVALID,
@@ -395,7 +399,7 @@ class Connection:
             raise self._local("Terminal expected")
         data = encode_terminal(event, max_length=self._limits.max_frame_length)
         self._our_terminal = True
-        self._reply_pending = False
+        self._reply_gate.pay(event)  # any Terminal answers the error (its wording is ours)
         if self._state is ConnectionState.OPEN or self._state is ConnectionState.CLOSED:
             self._state = ConnectionState.TERMINATED
         return data
@@ -456,8 +460,8 @@ class Connection:
     def _fail(self, exc: RemoteProtocolError) -> RemoteProtocolError:
         self._state = ConnectionState.ERROR
         if self._role is Role.SERVER and isinstance(exc.code, ErrorCode) and not self._our_terminal:
-            self._reply_pending = True
             exc.reply = Terminal(
                 status=status_of(exc.code), code=exc.code.value, message=exc.message
             )
+            self._reply_gate.owe(exc.reply)
         return exc
