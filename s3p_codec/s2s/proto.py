@@ -2,10 +2,12 @@
 
 Why by hand and not the protobuf runtime, decided by measurement (``benchmarks/s2s_bench.py``,
 CPU time, best of alternating rounds): decoding a ReadBatch frame to typed events costs
-1.33-1.37x the runtime's ``ParseFromString`` plus building the same events for 100 records of
-1 KiB, and 1.14x for 1,000 records of 64 bytes (target: at most 1.5x). The runtime parses in C,
-but reading each field back into Python and building the events, which both paths pay, is most
-of the cost; records as S2 writes them take a straight-line path here. The runtime
+1.25-1.37x the runtime's ``ParseFromString`` plus building the same events for 100 records of
+1 KiB, and 1.04-1.14x for 1,000 records of 64 bytes, with two headers per record or none,
+plain or zstd (target: at most 1.5x). The runtime parses in C, but reading each field back
+into Python and building the events (``attrs`` constructors), which both paths pay, is most of
+the cost; records in the runtimes' field order take a straight-line path here, headers
+included (through the general loop alone, records with headers cost about 2x). The runtime
 would buy that margin at the price of a runtime dependency (it is test-only here), a generated
 schema module, and errors we do not control (``DecodeError`` carries no code and no position).
 So the codec owns its wire code, and ``tests/s2s/test_proto.py`` proves both directions agree
