@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from s3p_codec import NEED_DATA, LocalProtocolError, Role, durable
+from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role, durable
 from s3p_codec._core.connection import Connection, Observer
 
 
@@ -67,3 +67,23 @@ def test_expect_response_is_for_an_idle_connection_only() -> None:
     assert client.state is durable.ConnectionState.BUSY
     with pytest.raises(LocalProtocolError):
         client.expect_response(None, b"GET", b"/")
+
+
+def test_the_server_says_where_a_request_began_and_what_it_asked() -> None:
+    server = durable.Connection(Role.SERVER)
+    good = b"HEAD /v1/stream/x HTTP/1.1\r\nHost: a\r\n\r\n"
+    bad = b"POST /v1/stream/x HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n"
+    server.receive_data(good + bad)
+    assert server.message_start == 0
+    request = server.next_event()
+    assert isinstance(request, durable.Head)
+    assert server.request_line == (b"HEAD", b"/v1/stream/x")
+    assert server.message_start == len(good)
+    server.send(durable.StreamInfo(next_offset="0000000000000000_0000000000000000"))
+    assert server.request_line is None
+    with pytest.raises(RemoteProtocolError) as caught:
+        server.next_event()  # an empty append body: refused, the reply owed
+    assert server.request_line == (b"POST", b"/v1/stream/x")
+    assert caught.value.reply is not None
+    server.send(caught.value.reply)
+    assert not server.finished
