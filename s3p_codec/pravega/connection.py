@@ -55,7 +55,7 @@ from s3p_codec.pravega.events import (
     ConditionalBlockEnd,
     DataAppended,
     ErrorCode,
-    Event,
+    EventCommand,
     FlushAppends,
     Hello,
     Opaque,
@@ -70,7 +70,7 @@ from s3p_codec.pravega.wire import HEADER, HEADER_SIZE, decode_payload, encode
 
 __all__ = ["Connection", "ConnectionState", "Limits"]  # Limits lives in ``limits``: kept importable
 
-_BLOCK_FRAMES = (AppendBlock, AppendBlockEnd, PartialEvent, Padding, Event)
+_BLOCK_FRAMES = (AppendBlock, AppendBlockEnd, PartialEvent, Padding, EventCommand)
 _CODES = {int(member): member for member in CommandType}
 
 
