@@ -269,8 +269,8 @@ def parse_events(data: bytes, start: int, end: int, out: list[bytes]) -> int:
     while pos <= last:
         # Both i32 fields read as one unsigned i64: an EVENT header (type 0, length >= 0)
         # reads as its length, any other header as 2**31 or more, which ends the walk.
-        count = unpack(data, pos)[0]
-        pos += HEADER_SIZE + count
+        (count,) = unpack(data, pos)
+        pos += count + 8  # HEADER_SIZE, as a constant: this loop runs once per event
         mark(count)
     if pos > end:
         # The last header read opens a frame that does not fit: incomplete, or not an Event.
@@ -315,9 +315,10 @@ def _cut(data: bytes, at: int, sizes: list[int], out: list[bytes]) -> None:
         return
     piece = _PIECES.__getitem__
     for low in range(0, len(sizes), _BATCH):
-        batch = sizes[low : low + _BATCH]
-        out.extend(struct.Struct("".join(map(piece, batch))).unpack_from(data, at))
-        at += sum(batch) + HEADER_SIZE * len(batch)
+        batch = sizes[low : low + _BATCH] if len(sizes) > _BATCH else sizes
+        layout = struct.Struct("".join(map(piece, batch)))
+        out.extend(layout.unpack_from(data, at))
+        at += layout.size
 
 
 _RUN_MIN = 8
