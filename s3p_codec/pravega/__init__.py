@@ -33,7 +33,7 @@ BeginAppendBlock            ``AppendBlock`` (3): writerId, then the block conten
 EndAppendBlock              ``AppendBlockEnd`` (4): writerId, sizeOfWholeEvents (the draft's
                             "Block Length"), the rest of a split event, numEvents,
                             lastEventNumber, requestId
-Event                       ``Event`` (0): only nested, as ``i32 0, i32 len, data``
+Event                       ``EventCommand`` (0): only nested, as ``i32 0, i32 len, data``
 Data Appended               ``DataAppended`` (7): writerId, eventNumber (the ack level, in
                             events), previousEventNumber, requestId, currentSegmentWriteOffset
 ==========================  =======================================================================
@@ -42,10 +42,14 @@ The real protocol adds ``Hello`` (-127, version negotiation), ``Padding`` (-1, f
 broken off early), ``ConditionalAppend`` / ``ConditionalBlockEnd`` / ``ConditionalCheckFailed``,
 the segment lifecycle (create, info, seal, truncate, delete) and typed error replies; every other
 real code decodes to ``Opaque`` with the code's name, and an undefined code is an error.
+
+``PravegaEvent`` is the union of everything a connection sends or yields (``Event`` in the other
+protocol packages); the nested EVENT command is ``EventCommand``, and ``Event`` remains its alias
+for code written before the rename.
 """
 
 from s3p_codec.pravega.appends import DEFAULT_BLOCK_SIZE
-from s3p_codec.pravega.connection import Connection, ConnectionState, Limits
+from s3p_codec.pravega.connection import Connection, ConnectionState
 from s3p_codec.pravega.events import (
     NULL_EVENT_NUMBER,
     OLDEST_COMPATIBLE_VERSION,
@@ -66,6 +70,7 @@ from s3p_codec.pravega.events import (
     ErrorCode,
     ErrorMessage,
     Event,
+    EventCommand,
     FlushAppends,
     FlushToStorage,
     GetStreamSegmentInfo,
@@ -93,6 +98,7 @@ from s3p_codec.pravega.events import (
     TruncateSegment,
     WrongHost,
 )
+from s3p_codec.pravega.limits import Limits
 from s3p_codec.pravega.observer import Observer
 from s3p_codec.pravega.wire import MAX_FRAME, encode
 
@@ -120,6 +126,7 @@ __all__ = [
     "ErrorCode",
     "ErrorMessage",
     "Event",
+    "EventCommand",
     "FlushAppends",
     "FlushToStorage",
     "GetStreamSegmentInfo",

@@ -13,7 +13,7 @@ the real protocol does it today:
   is open per connection; appends of other writers wait and go out as their own blocks when the
   open one ends (or when they pass 1 MiB / 500 events, which breaks the open block), exactly like
   the real ``CommandEncoder``.
-- The reader enforces every rule of the notes: "AppendBlock is followed directly by
+- The reader enforces every append-block rule: "AppendBlock is followed directly by
   AppendBlockEnd of the same writer; the writer did SetupAppend first; numEvents > 0;
   lastEventNumber never goes back; 0 <= sizeOfWholeEvents <= block content; the rest of the
   block is exactly one PARTIAL_EVENT or PADDING frame (PADDING requires empty end data);

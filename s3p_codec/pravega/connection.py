@@ -30,15 +30,15 @@ import enum
 import uuid
 from collections.abc import Iterator
 
-import attrs
-
 from s3p_codec._core import (
     NEED_DATA,
     LocalProtocolError,
     NeedData,
     ReceiveBuffer,
     RemoteProtocolError,
+    ReplyAfterError,
     Role,
+    finished,
 )
 from s3p_codec.pravega.appends import DEFAULT_BLOCK_SIZE, BlockReader, BlockWriter
 from s3p_codec.pravega.events import (
@@ -55,7 +55,7 @@ from s3p_codec.pravega.events import (
     ConditionalBlockEnd,
     DataAppended,
     ErrorCode,
-    Event,
+    EventCommand,
     FlushAppends,
     Hello,
     Opaque,
@@ -65,11 +65,12 @@ from s3p_codec.pravega.events import (
     SetupAppend,
     _Command,
 )
-from s3p_codec.pravega.wire import HEADER, HEADER_SIZE, MAX_FRAME, decode_payload, encode
+from s3p_codec.pravega.limits import Limits
+from s3p_codec.pravega.wire import HEADER, HEADER_SIZE, decode_payload, encode
 
-__all__ = ["Connection", "ConnectionState", "Limits"]
+__all__ = ["Connection", "ConnectionState", "Limits"]  # Limits lives in ``limits``: kept importable
 
-_BLOCK_FRAMES = (AppendBlock, AppendBlockEnd, PartialEvent, Padding, Event)
+_BLOCK_FRAMES = (AppendBlock, AppendBlockEnd, PartialEvent, Padding, EventCommand)
 _CODES = {int(member): member for member in CommandType}
 
 
@@ -79,31 +80,6 @@ class ConnectionState(enum.Enum):
     OPEN = "open"
     CLOSED = "closed"
     ERROR = "error"
-
-
-@attrs.frozen(slots=True)
-class Limits:
-    """Bounds on what a peer may make us hold.
-
-    ``max_frame``: the largest payload a header may declare ("Max payload 0xFFFFFF");
-    ``max_event_size``: the largest event the block writer sends (the real client's 8 MiB);
-    ``max_writers``: writers one connection may set up (each costs a little memory).
-    """
-
-    max_frame: int = MAX_FRAME
-    """Largest payload a frame header may declare (the protocol's 0xFFFFFF at most)."""
-    max_event_size: int = 8 << 20
-    """Largest event the client's block writer sends."""
-    max_writers: int = 10_000
-    """Most writers one connection may set up."""
-
-    def __attrs_post_init__(self) -> None:
-        if not 64 <= self.max_frame <= MAX_FRAME:
-            raise ValueError(f"max_frame must be in 64..{MAX_FRAME}")
-        if self.max_event_size < 0:
-            raise ValueError("max_event_size must not be negative")
-        if self.max_writers < 1:
-            raise ValueError("max_writers must be at least 1")
 
 
 def compatible(hello: Hello) -> bool:
@@ -143,10 +119,9 @@ class Connection:
         self.strict_strings = strict_strings
         self._state = ConnectionState.OPEN
         self._buffer = ReceiveBuffer()
-        self._chunk = b""  # the chunk being parsed in place (see ``receive_data``)
-        self._pos = 0
+        self._kind: CommandType | None = None  # a checked header whose payload is awaited
         self._eof = False
-        self._reply: object | None = None  # the one reply a server may still send after an error
+        self._reply_gate = ReplyAfterError()
         self._receives = REQUESTS if role is Role.SERVER else REPLIES
         self._sends = REPLIES if role is Role.SERVER else REQUESTS
         self._writer = BlockWriter(block_size, max_event)
@@ -175,15 +150,16 @@ class Connection:
         """True once the connection can carry no more traffic (CLOSED, or ERROR with the error reply
         sent): close the transport.
         """
-        if self._state is ConnectionState.ERROR:
-            return self._reply is None
-        return self._state is ConnectionState.CLOSED
+        return finished(
+            self._reply_gate,
+            ended=self._state is ConnectionState.ERROR,
+            closed=self._state is ConnectionState.CLOSED,
+        )
 
     def send(self, event: PravegaEvent) -> bytes:
         """The bytes that carry ``event``; ``LocalProtocolError`` (nothing emitted) if refused."""
         if self._state is ConnectionState.ERROR:
-            if self._reply is not None and event == self._reply:
-                self._reply = None
+            if self._reply_gate.pay(event, exact=True):
                 return encode(event)  # type: ignore[arg-type]
             raise LocalProtocolError("the connection is broken", code=ErrorCode.STATE)
         if isinstance(event, Append | FlushAppends):
@@ -228,28 +204,17 @@ class Connection:
     def receive_data(self, data: bytes) -> None:
         """Buffer bytes from the peer; ``b""`` means the peer closed.
 
-        While nothing is buffered, a chunk is parsed where it lies: frames wholly inside it are
-        decoded without copying it into the buffer first (an append block's content is not copied at
-        all). Only the unparsed rest of a chunk moves into the buffer, once. Raises
+        The buffer adopts a chunk without copying it while nothing is pending, and frames wholly
+        inside it are decoded where they lie (an append block's content is not copied at all);
+        a large frame spanning chunks is collected aside and joined once. Raises
         ``LocalProtocolError`` for bytes fed after the end of the stream.
         """
         if self._eof and data:
             raise LocalProtocolError("data after end of stream", code=ErrorCode.STATE)
         if not data:
             self._eof = True
-        elif not self._buffer and self._pos >= len(self._chunk):
-            self._chunk = bytes(data)
-            self._pos = 0
         else:
-            self._spill()
             self._buffer.feed(data)
-
-    def _spill(self) -> None:
-        """Move the unparsed rest of the current chunk into the buffer."""
-        if self._pos < len(self._chunk):
-            self._buffer.feed(memoryview(self._chunk)[self._pos :])
-        self._chunk = b""
-        self._pos = 0
 
     def next_event(self) -> PravegaEvent | NeedData:
         """The next event, or ``NEED_DATA``; ``RemoteProtocolError`` if the peer broke a rule."""
@@ -263,7 +228,7 @@ class Connection:
         except RemoteProtocolError as exc:
             self._state = ConnectionState.ERROR
             if self._role is Role.SERVER:
-                self._reply = exc.reply
+                self._reply_gate.owe(exc.reply)
             raise
 
     def events(self) -> Iterator[PravegaEvent]:
@@ -277,29 +242,28 @@ class Connection:
     # -- parsing ------------------------------------------------------------------------------
 
     def _next_frame(self) -> PravegaEvent | NeedData | None:
-        chunk = self._chunk
-        pos = self._pos
-        if pos < len(chunk):  # (the buffer is empty whenever a chunk is being parsed)
-            if pos + HEADER_SIZE <= len(chunk):
-                code, length = HEADER.unpack_from(chunk, pos)
-                kind = self._check_header(code, length)
-                end = pos + HEADER_SIZE + length
-                if end <= len(chunk):
-                    self._pos = end
-                    return self._frame(kind, chunk, pos + HEADER_SIZE, end)
-            self._spill()
         buffer = self._buffer
-        header = buffer.peek(HEADER_SIZE)
-        if header is None:
+        kind = self._kind
+        if kind is None:
+            # Check the header before waiting for its payload.
+            data, start, stop = buffer.window()
+            if start + HEADER_SIZE > stop:
+                return self._at_end()
+            code, length = HEADER.unpack_from(data, start)
+            kind = self._check_header(code, length)
+            end = start + HEADER_SIZE + length
+            if end <= stop and type(data) is bytes:
+                # The frame lies whole in an adopted chunk (immutable): decode it in place.
+                event = self._frame(kind, data, start + HEADER_SIZE, end)
+                buffer.skip(HEADER_SIZE + length)
+                return event
+        got = buffer.take_frame(HEADER, self.limits.max_frame)
+        if got is None:
+            self._kind = kind  # the header is checked; the payload is awaited (maybe aside)
             return self._at_end()
-        code, length = HEADER.unpack(header)
-        kind = self._check_header(code, length)
-        if len(buffer) < HEADER_SIZE + length:
-            return self._at_end()
-        buffer.skip(HEADER_SIZE)
-        payload = buffer.take(length)
-        assert payload is not None
-        return self._frame(kind, payload, 0, length)
+        self._kind = None
+        payload = got[1]
+        return self._frame(kind, payload, 0, len(payload))
 
     def _check_header(self, code: int, length: int) -> CommandType:
         """The command type of a header, or the error it deserves before any payload."""
@@ -375,7 +339,7 @@ class Connection:
     def _at_end(self) -> NeedData:
         if not self._eof:
             return NEED_DATA
-        left = len(self._buffer) + len(self._chunk) - self._pos
+        left = len(self._buffer)
         if left:
             raise RemoteProtocolError(
                 f"the peer closed inside a frame ({left} bytes left)",

@@ -14,6 +14,12 @@ Three events never travel as one frame: ``Append`` (what a server-role connectio
 from ``AppendBlock`` + ``AppendBlockEnd``, and what a client sends through its block writer),
 ``FlushAppends`` (asks the client block writer to close its open block now, like the real
 client's block timeout) and ``Opaque`` (a real command this package does not type).
+
+Names: in every other protocol package ``Event`` is the union of all events; here that union is
+``PravegaEvent``, and the nested EVENT command ("Event - Request ... Only valid inside of a
+block") is ``EventCommand``. ``Event`` stays an alias of ``EventCommand``, as it was before the
+rename, so that code importing it keeps working; it is not the union, because turning an
+importable class into a type alias would break ``pravega.Event(b"...")`` and ``isinstance``.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ __all__ = [
     "ErrorCode",
     "ErrorMessage",
     "Event",
+    "EventCommand",
     "FlushAppends",
     "FlushToStorage",
     "GetStreamSegmentInfo",
@@ -239,12 +246,17 @@ class PartialEvent(_Command):
 
 
 @attrs.frozen(slots=True)
-class Event(_Command):
-    """One event: "it appears only nested, as `i32 0, i32 len, data`"."""
+class EventCommand(_Command):
+    """The EVENT command: "it appears only nested, as `i32 0, i32 len, data`"."""
 
     TYPE: ClassVar[CommandType] = CommandType.EVENT
     FIELDS: ClassVar[tuple[Field, ...]] = (("data", "rest"),)
     data: bytes = b""
+
+
+Event = EventCommand
+"""The former name of ``EventCommand``, kept for code that imports it (not the union of events:
+that is ``PravegaEvent``)."""
 
 
 @attrs.frozen(slots=True)
@@ -799,7 +811,7 @@ Command: TypeAlias = (
     | KeepAlive
     | Padding
     | PartialEvent
-    | Event
+    | EventCommand
     | AppendBlock
     | AppendBlockEnd
     | SetupAppend
@@ -843,7 +855,7 @@ TYPED: dict[CommandType, type[_Command]] = {
         KeepAlive,
         Padding,
         PartialEvent,
-        Event,
+        EventCommand,
         AppendBlock,
         AppendBlockEnd,
         SetupAppend,

@@ -16,15 +16,19 @@ Broken streams do not stop a capture:
   ``close`` if it never does;
 - a ``gap`` inside a frame whose length is known skips to that frame's end (``resynchronized``);
   any other gap scans for a plausible header like above.
+
+The boundary-keeping state (dropping the rest of a damaged frame, scanning) is the shared
+``FrameSync``; this module says which headers are plausible and how a candidate frame is checked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from s3p_codec._core import (
     Direction,
+    FrameSync,
     Observed,
     ObservedError,
     ObservedGap,
@@ -33,7 +37,6 @@ from s3p_codec._core import (
     RemoteProtocolError,
 )
 from s3p_codec.pravega.appends import BlockReader
-from s3p_codec.pravega.connection import Limits
 from s3p_codec.pravega.events import (
     REPLIES,
     REQUESTS,
@@ -50,6 +53,7 @@ from s3p_codec.pravega.events import (
     PravegaEvent,
     SetupAppend,
 )
+from s3p_codec.pravega.limits import Limits
 from s3p_codec.pravega.wire import HEADER, HEADER_SIZE, decode_payload
 
 __all__ = ["Observer"]
@@ -63,8 +67,7 @@ _CODES = {int(member): member for member in CommandType}
 
 
 class _Side:
-    __slots__ = ("await_size", "block_start", "buffer", "direction", "pending_error", "reader",
-                 "receives", "scan_from", "scanning", "skip")  # fmt: skip
+    __slots__ = ("block_start", "buffer", "direction", "reader", "receives", "sync")
 
     def __init__(self, direction: Direction, limits: Limits) -> None:
         self.direction = direction
@@ -73,11 +76,7 @@ class _Side:
         self.receives = REQUESTS if client_to_server else REPLIES
         self.reader = BlockReader(limits.max_writers) if client_to_server else None
         self.block_start = 0
-        self.skip = 0  # bytes still to drop (the rest of a frame damaged by a gap)
-        self.scanning = False
-        self.await_size = 0  # while scanning: buffered bytes needed to check the candidate
-        self.scan_from = 0  # absolute offset where the scan began
-        self.pending_error: RemoteProtocolError | None = None
+        self.sync = FrameSync()
 
 
 class Observer:
@@ -107,25 +106,21 @@ class Observer:
         """
         side = self._sides[direction]
         buffer = side.buffer
+        sync = side.sync
         start = buffer.position + len(buffer)
         if side.reader is not None:
             side.reader.reset()
-        header = buffer.peek(HEADER_SIZE) if not side.scanning and not side.skip else None
+        missing = None
+        header = buffer.peek(HEADER_SIZE) if not sync.scanning and not sync.skip else None
         if header is not None:
             code, length = HEADER.unpack(header)
-            missing = HEADER_SIZE + length - len(buffer)
-            if self._plausible(side, code, length) and size <= missing:
-                buffer.skip(len(buffer))
-                side.skip = missing - size
-                return [ObservedGap(direction, start, size, resynchronized=True)]
-        if side.skip and size <= side.skip:
-            side.skip -= size
+            if self._plausible(side, code, length):
+                missing = HEADER_SIZE + length - len(buffer)
+        if sync.gap(size, missing):
+            buffer.skip(len(buffer))
             return [ObservedGap(direction, start, size, resynchronized=True)]
         buffer.skip(len(buffer))
-        side.skip = 0
-        if not side.scanning:
-            side.scanning = True
-            side.scan_from = buffer.position
+        sync.lose(None, buffer.position)
         return [ObservedGap(direction, start, size, resynchronized=False)]
 
     def close(self, direction: Direction) -> Sequence[ObserverOutput[PravegaEvent]]:
@@ -134,17 +129,10 @@ class Observer:
         side = self._sides[direction]
         out: list[ObserverOutput[PravegaEvent]] = []
         buffer = side.buffer
-        if side.scanning:
-            if side.pending_error is not None:
-                out.append(
-                    ObservedError(
-                        direction,
-                        side.pending_error,
-                        side.scan_from,
-                        skipped=buffer.position + len(buffer) - side.scan_from,
-                    )
-                )
-                side.pending_error = None
+        if side.sync.scanning:
+            lost = side.sync.abandoned(direction, buffer.position + len(buffer))
+            if lost is not None:
+                out.append(lost)
         elif buffer:
             error = RemoteProtocolError(
                 f"the stream ended inside a frame ({len(buffer)} bytes left)",
@@ -175,69 +163,47 @@ class Observer:
 
         A candidate header must be followed by a payload that decodes, and, when the bytes
         are here, by another plausible header. A candidate whose frame is not all here yet is
-        waited for (``side.await_size``), so a resynchronisation never rescans the same bytes
-        for every new chunk.
+        waited for, so a resynchronisation never rescans the same bytes for every new chunk.
         """
-        buffer = side.buffer
-        if len(buffer) < side.await_size:
-            return False
-        side.await_size = 0
-        data = buffer.peek(len(buffer)) or b""
-        for offset in range(len(data) - HEADER_SIZE + 1):
-            code, length = HEADER.unpack_from(data, offset)
-            if not self._plausible(side, code, length):
-                continue
-            stop = offset + HEADER_SIZE + length
-            if stop > len(data):
-                buffer.skip(offset)
-                side.await_size = stop - offset
-                return False
+
+        def payload_length(fields: tuple[Any, ...]) -> int | None:
+            code, length = fields
+            return length if self._plausible(side, code, length) else None
+
+        def check(data: bytes | bytearray, start: int, stop: int) -> bool:
+            code = HEADER.unpack_from(data, start)[0]
             try:
-                decode_payload(_CODES[code], data[offset + HEADER_SIZE : stop])
+                decode_payload(_CODES[code], bytes(data[start + HEADER_SIZE : stop]))
             except RemoteProtocolError:
-                continue
+                return False
             if stop + HEADER_SIZE <= len(data):
                 following, size = HEADER.unpack_from(data, stop)
-                if not self._plausible(side, following, size):
-                    continue
-            buffer.skip(offset)
-            side.scanning = False
+                return self._plausible(side, following, size)
             return True
-        buffer.skip(max(0, len(data) - HEADER_SIZE + 1))
-        return False
+
+        return side.sync.scan(side.buffer, HEADER, payload_length, check)
 
     def _drain(self, side: _Side) -> list[ObserverOutput[PravegaEvent]]:
         out: list[ObserverOutput[PravegaEvent]] = []
         buffer = side.buffer
         direction = side.direction
+        sync = side.sync
         while True:
-            if side.skip:
-                side.skip -= buffer.skip(side.skip)
-                if side.skip:
-                    return out
-            if side.scanning:
+            if not sync.drop(buffer):
+                return out
+            if sync.scanning:
                 if not self._scan(side):
                     return out
-                if side.pending_error is not None:
-                    out.append(
-                        ObservedError(
-                            direction,
-                            side.pending_error,
-                            side.scan_from,
-                            skipped=buffer.position - side.scan_from,
-                            resynchronized=True,
-                        )
-                    )
-                    side.pending_error = None
+                found = sync.resynchronized(direction, buffer.position)
+                if found is not None:
+                    out.append(found)
             start = buffer.position
             header = buffer.peek(HEADER_SIZE)
             if header is None:
                 return out
             code, length = HEADER.unpack(header)
             if not self._plausible(side, code, length):
-                side.pending_error = self._header_error(side, code, length)
-                side.scanning = True
-                side.scan_from = start
+                sync.lose(self._header_error(side, code, length), start)
                 buffer.skip(1)
                 continue
             if len(buffer) < HEADER_SIZE + length:

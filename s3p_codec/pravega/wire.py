@@ -53,6 +53,7 @@ _INT = struct.Struct(">i")
 _USHORT = struct.Struct(">H")
 _BYTE = struct.Struct(">b")
 _UUID = struct.Struct(">16s")
+_WORD = struct.Struct(">Q")  # a frame header read as one unsigned number (``parse_events``)
 _EVENT_CODE = int(CommandType.EVENT)
 _CODES = {int(member): member for member in CommandType}
 
@@ -250,31 +251,74 @@ def parse_events(data: bytes, start: int, end: int, out: list[bytes]) -> int:
     """Append the data of each whole ``EVENT`` frame in ``data[start:end]`` to ``out``.
 
     Returns where parsing stopped: ``end``, or the start of a frame that is not complete before
-    ``end``. Raises ``ValueError`` when a frame is not an EVENT or has a negative length. This is
-    the hot loop of append reassembly: a run of equal-sized events at the start is checked and
-    sliced by C-level operations (``_uniform_run``), the rest one ``unpack_from`` and one slice
-    per event.
+    ``end``. Raises ``ValueError`` when a frame is not an EVENT or has a negative length.
+    ``data[start:end]`` is at most a few frames long (far below 2**31 bytes).
+
+    This is the hot loop of append reassembly, so each event costs as little Python as walking
+    the frames can: a run of equal-sized events at the start is checked and sliced by C-level
+    operations (``_uniform_run``); the rest is walked by one ``unpack_from`` and one addition per
+    event, and the walked events are sliced out together by one ``struct`` unpack per batch
+    (``_cut``).
     """
     pos = _uniform_run(data, start, end, out)
-    unpack = _LONG.unpack_from
-    append = out.append
+    first = pos
+    unpack = _WORD.unpack_from
+    sizes: list[int] = []
+    mark = sizes.append
     last = end - HEADER_SIZE
     while pos <= last:
-        # One i64 read covers both i32 fields: an EVENT header (type 0, length >= 0) reads as
-        # its length; anything else has bits from 2**31 up set.
+        # Both i32 fields read as one unsigned i64: an EVENT header (type 0, length >= 0)
+        # reads as its length, any other header as 2**31 or more, which ends the walk.
         (count,) = unpack(data, pos)
-        begin = pos + HEADER_SIZE
-        stop = begin + count
-        if count >> 31:
-            code, count = HEADER.unpack_from(data, pos)
-            if code:
-                raise ValueError(f"type {code} at {pos} where an EVENT frame was expected")
+        pos += count + 8  # HEADER_SIZE, as a constant: this loop runs once per event
+        mark(count)
+    if pos > end:
+        # The last header read opens a frame that does not fit: incomplete, or not an Event.
+        pos -= HEADER_SIZE + sizes.pop()
+        code, count = HEADER.unpack_from(data, pos)
+        if code:
+            raise ValueError(f"type {code} at {pos} where an EVENT frame was expected")
+        if count < 0:
             raise ValueError(f"negative Event length {count} at {pos}")
-        if stop > end:
-            break
-        append(data[begin:stop])
-        pos = stop
+    if sizes:
+        _cut(data, first, sizes, out)
     return pos
+
+
+_BATCH = 4096
+
+
+class _Pieces(dict[int, str]):
+    """``struct`` format pieces ("8x<size>s": skip a header, take the data) by event size."""
+
+    def __missing__(self, size: int) -> str:
+        piece = f"{HEADER_SIZE}x{size}s"
+        if size < 4096:  # keep the common sizes; a bounded cache
+            self[size] = piece
+        return piece
+
+
+_PIECES = _Pieces()
+
+
+def _cut(data: bytes, at: int, sizes: list[int], out: list[bytes]) -> None:
+    """Slice out the Event frames of ``sizes`` that follow each other from ``at``.
+
+    One ``struct.Struct("8x12s8x40s...").unpack_from`` per batch makes every ``bytes`` object in
+    C, cheaper than one Python slice per event; batches bound the compiled format's memory.
+    """
+    if len(sizes) < 4:
+        for size in sizes:
+            begin = at + HEADER_SIZE
+            at = begin + size
+            out.append(data[begin:at])
+        return
+    piece = _PIECES.__getitem__
+    for low in range(0, len(sizes), _BATCH):
+        batch = sizes[low : low + _BATCH] if len(sizes) > _BATCH else sizes
+        layout = struct.Struct("".join(map(piece, batch)))
+        out.extend(layout.unpack_from(data, at))
+        at += layout.size
 
 
 _RUN_MIN = 8

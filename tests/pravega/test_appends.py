@@ -1,4 +1,4 @@
-"""Append blocks: the client's block writer, the server's reader, and every rule of the notes."""
+"""Append blocks: the client's block writer, the server's reader, and every append-block rule."""
 
 from __future__ import annotations
 

@@ -290,6 +290,27 @@ def appends_of(events: list[Any]) -> list[bytes]:
     return [d for e in events if isinstance(e, p.Append) for d in e.events]
 
 
+@pytest.mark.parametrize("read", [7, 1460, 65536, 200_000])
+def test_large_blocks_of_varied_events_in_reads_of_any_size(read: int) -> None:
+    # Blocks far above the 64 KiB from which a frame spanning reads is collected aside.
+    client = p.Connection(Role.CLIENT, block_size=150_000)
+    wire = client.send(p.Hello()) + client.send(p.SetupAppend(1, W, "seg"))
+    sent = [bytes([n % 251]) * ((n * 37) % 301) for n in range(3000)]
+    for number, data in enumerate(sent):
+        wire += client.send(p.Append(W, number, (data,)))
+    wire += client.send(p.FlushAppends()) + client.send(p.KeepAlive())
+    conn = p.Connection(Role.SERVER)
+    got: list[Any] = []
+    for at in range(0, len(wire), read):
+        conn.receive_data(wire[at : at + read])
+        got.extend(conn.events())
+    conn.receive_data(b"")
+    assert list(conn.events()) == []
+    assert appends_of(got) == sent
+    assert got[-1] == p.KeepAlive()
+    assert conn.state is p.ConnectionState.CLOSED
+
+
 @pytest.mark.parametrize("role", [Role.CLIENT, Role.SERVER])
 @given(garbage=st.binary(max_size=200), prefix=st.booleans())
 def test_random_bytes_give_events_or_our_errors_only(

@@ -8,7 +8,7 @@ import pytest
 from s3p_codec import pravega as p
 from s3p_codec.pravega.events import REPLIES, REQUESTS, TYPED
 
-# The codes the notes list, each of which must be a typed event with its real layout.
+# The codes the protocol decisions list, each of which must be a typed event with its real layout.
 NOTES_CODES = {
     "HELLO": -127, "PADDING": -1, "PARTIAL_EVENT": -2, "FLUSH_TO_STORAGE": -3, "EVENT": 0,
     "SETUP_APPEND": 1, "APPEND_SETUP": 2, "APPEND_BLOCK": 3, "APPEND_BLOCK_END": 4,

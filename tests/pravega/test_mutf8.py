@@ -1,4 +1,4 @@
-"""Java modified UTF-8: every form the notes name, in strict and lenient mode."""
+"""Java modified UTF-8: every form the protocol names, in strict and lenient mode."""
 
 from __future__ import annotations
 

@@ -403,3 +403,41 @@ def test_a_run_followed_by_other_sizes_splits_at_the_first_difference(run: int) 
     out: list[bytes] = []
     assert parse_events(data, 0, len(data), out) == len(data)
     assert out == events
+
+
+def _split_one_by_one(data: bytes, end: int) -> tuple[list[bytes], int]:
+    """The reference splitter: one header at a time, stopping at the first incomplete frame."""
+    out, pos = [], 0
+    while pos + 8 <= end:
+        _code, size = struct.unpack_from(">ii", data, pos)
+        if pos + 8 + size > end:
+            break
+        out.append(data[pos + 8 : pos + 8 + size])
+        pos += 8 + size
+    return out, pos
+
+
+@pytest.mark.parametrize("cut", [0, 3, 8, 9, 5000])
+def test_many_events_of_varied_sizes_are_split_exactly(cut: int) -> None:
+    # Past one batch of the walked events, sizes above the format cache, empty events.
+    sizes = [(i * 37) % 101 for i in range(9000)] + [4095, 4096, 70_000, 0, 1, 0]
+    events = [bytes([n % 256]) * n for n in sizes]
+    data = b"".join(frame(0, e) for e in events)
+    end = len(data) - cut
+    out: list[bytes] = []
+    stop = parse_events(data, 0, end, out)
+    assert (out, stop) == _split_one_by_one(data, end)
+
+
+@pytest.mark.parametrize("count", [0, 1, 3, 4, 5000])
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [((5, 2), "type 5"), ((-2, 2), "type -2"), ((-1, 0), "type -1"), ((0, -3), "negative")],
+)
+def test_a_bad_header_after_varied_events_is_reported(
+    count: int, header: tuple[int, int], message: str
+) -> None:
+    data = b"".join(frame(0, b"e" * (i % 7)) for i in range(count))
+    data += struct.pack(">ii", *header) + b"zz"
+    with pytest.raises(ValueError, match=message):
+        parse_events(data, 0, len(data), [])
