@@ -1,6 +1,6 @@
 """Hypothesis strategies for RustLog peers: valid requests, their frames, malformed frames.
 
-RustLog splits errors in two (see the project's protocol notes):
+RustLog splits errors in two (see docs/decisions.rst):
 
 - fatal, "Protocol violations that terminate connection": a length of 0 or over
   10,485,760 (judged from the 4-byte header alone), invalid UTF-8, invalid JSON, a root that is
