@@ -38,6 +38,7 @@ from s3p_codec.capture.pcap import (
     maybe_gunzip,
     read_packets,
 )
+from s3p_codec.capture.scan import SegmentReader
 from s3p_codec.capture.table import Row
 from s3p_codec.capture.tcp import (
     DEFAULT_MAX_PENDING,
@@ -171,6 +172,7 @@ class FlowDecoder:
         self.last_segment = conversation.first
         self.last_seen = conversation.first.ts
         self.carried_data = False
+        self._texts: tuple[Endpoint | None, str, str, str] | None = None  # see _endpoint_texts
 
     # -- input -------------------------------------------------------------------------------
 
@@ -179,6 +181,13 @@ class FlowDecoder:
         self.last_segment = segment
         if segment.payload or segment.length:
             self.carried_data = True
+            if self._observer is not None:
+                # Nearly every segment just continues its direction: straight to the Observer.
+                direction = self._direction((segment.src, segment.sport))
+                if direction in self._begun:
+                    offset = self.conversation.next_in_order(segment)
+                    if offset >= 0:
+                        return self._observe_data(direction, offset, segment.payload, segment)
         return self._items(self.conversation.add(segment))
 
     def evict(self, event_type: str, detail: str, error_code: str | None) -> list[Row]:
@@ -315,11 +324,35 @@ class FlowDecoder:
             return Direction.CLIENT_TO_SERVER
         return Direction.SERVER_TO_CLIENT
 
+    def _observe_data(
+        self, direction: Direction, offset: int, data: bytes, segment: Segment
+    ) -> list[Row]:
+        """``_feed`` of one ``StreamData`` in a direction already begun (the common case)."""
+        entry = self._undecoded.get(direction)
+        if entry is None:
+            self._undecoded[direction] = [segment, segment, len(data)]
+        else:
+            entry[1] = segment
+            entry[2] += len(data)
+        observer = self._observer
+        if observer is None or direction in self._abandoned:
+            return []
+        self._map(direction).add(offset + len(data), segment)
+        try:
+            outputs = observer.observe(direction, data)
+        except Exception as exc:  # an Observer must not raise; keep the capture going
+            self._abandon(direction)
+            return [self._crash_row(direction, exc)]
+        return self._rows(outputs) if outputs else []
+
     def _feed(self, items: Iterable[StreamItem]) -> list[Row]:
         rows: list[Row] = []
         observer = self._observer
         for item in items:
             direction = self._direction(item.sender)
+            if isinstance(item, StreamData) and direction in self._begun:
+                rows += self._observe_data(direction, item.offset, item.data, item.segment)
+                continue
             self._count_undecoded(direction, item)
             if observer is None or direction in self._abandoned:
                 continue  # no row will ever need this direction's packets
@@ -499,6 +532,14 @@ class FlowDecoder:
             detail=shorten(f"decoder failed, direction abandoned: {exc!r}"),
         )
 
+    def _endpoint_texts(self) -> tuple[Endpoint | None, str, str, str]:
+        """(``client`` they are for, conversation id, client and server text) of the rows."""
+        conv = self.conversation
+        client = self.client or (conv.key[0], conv.key[1])
+        server = next((e for e in conv.halves if e != client), client)
+        conversation = f"{conv.first.file}#{conv.first.number}"
+        return self.client, conversation, _endpoint_text(client), _endpoint_text(server)
+
     def _row(
         self,
         direction: Direction,
@@ -518,17 +559,17 @@ class FlowDecoder:
         error_code: str | None = None,
     ) -> Row:
         first, last = span
-        conv = self.conversation
-        client = self.client or (conv.key[0], conv.key[1])
-        server = next((e for e in conv.halves if e != client), client)
+        texts = self._texts
+        if texts is None or texts[0] is not self.client:
+            texts = self._texts = self._endpoint_texts()
         return Row(
             file=first.file,
             first_packet=first.number,
             last_packet=last.number,
             ts=first.ts,
-            conversation=f"{conv.first.file}#{conv.first.number}",
-            client=_endpoint_text(client),
-            server=_endpoint_text(server),
+            conversation=texts[1],
+            client=texts[2],
+            server=texts[3],
             direction=direction.value,
             protocol=self.protocol or "unknown",
             kind=kind,
@@ -608,6 +649,9 @@ class FlowTable:
         self.flows: OrderedDict[FlowKey, FlowDecoder] = OrderedDict()
         self._closed: OrderedDict[FlowKey, float] = OrderedDict()
         self._now = float("-inf")  # latest capture time seen (timestamps may step back a bit)
+        # No open conversation was last seen before this (capture time): idle ones are looked
+        # for only once the idle timeout has passed since then, not at every segment.
+        self._oldest_seen = float("inf")
 
     @classmethod
     def with_limits(
@@ -631,12 +675,14 @@ class FlowTable:
         rows: list[Row] = []
         if segment.ts > self._now:
             self._now = segment.ts
-            if self.limits.idle_timeout:
+            idle = self.limits.idle_timeout
+            if idle and self._now - idle > self._oldest_seen:
                 rows += self._expire()
                 decoder = flows.get(key)
-        if decoder is None and self._stray(key, segment):
-            return rows
-        if decoder is not None and decoder.conversation.is_new_connection(segment):
+        if decoder is None:
+            if self._stray(key, segment):
+                return rows
+        elif segment.flags & TCP_SYN and decoder.conversation.is_new_connection(segment):
             rows += decoder.finish()
             del flows[key]
             decoder = None
@@ -646,11 +692,13 @@ class FlowTable:
             conv = Conversation(key, segment, self.limits.max_pending)
             decoder = FlowDecoder(conv, self.decode_as, self.observers)
             flows[key] = decoder
+            self._oldest_seen = min(self._oldest_seen, self._now)
         else:
             flows.move_to_end(key)
         decoder.last_seen = self._now
         rows += decoder.add(segment)
-        if decoder.conversation.finished:
+        conversation = decoder.conversation
+        if conversation.closing and conversation.finished:
             rows += decoder.finish()
             del flows[key]
             self._remember_closed(key, segment.ts)
@@ -664,6 +712,7 @@ class FlowTable:
         while flows:
             key, oldest = next(iter(flows.items()))
             if oldest.last_seen >= deadline:
+                self._oldest_seen = oldest.last_seen  # the least recently seen of those open
                 break
             del flows[key]
             idle = self._now - oldest.last_seen
@@ -673,6 +722,8 @@ class FlowTable:
                 f"{self.limits.idle_timeout:g} s)",
                 None,
             )
+        else:
+            self._oldest_seen = float("inf")  # none open
         return rows
 
     def _evict_oldest(self) -> list[Row]:
@@ -801,23 +852,25 @@ def decode_files(
     with _progress_bar(progress, sum(sizes.values())) as bar:
         for index, path in enumerate(ordered):
             done = 0
-            packets = 0
+            tick = 4096
+            reader: SegmentReader | None = None
             error: Exception | None = None
             try:
                 with open(path, "rb") as raw:
-                    stream = maybe_gunzip(raw)
-                    for packet in read_packets(path, stream):
-                        packets = packet.number
-                        segment = decode_packet(packet, path, index)
-                        if segment is not None:
-                            yield from table.add(segment)
-                        if packets % 4096 == 0 and bar is not None:
+                    reader = SegmentReader(path, raw, path, index)
+                    for segment in reader:
+                        rows = table.add(segment)
+                        if rows:
+                            yield from rows
+                        if bar is not None and reader.packets >= tick:
+                            tick = reader.packets + 4096
                             position = raw.tell()
                             bar.update(position - done)
                             done = position
             except (CaptureFileError, OSError) as exc:
                 error = exc
                 yield _capture_error_row(path, exc)
+            packets = reader.packets if reader is not None else 0
             if on_file is not None:
                 on_file(FileOutcome(path, packets, error))
             if bar is not None:
