@@ -72,12 +72,24 @@ __all__ = [
 #: Makes a fresh ``Observer`` for one conversation.
 ObserverFactory = Callable[[], Observer[Any]]
 
-RESYNC_AT_START = frozenset({"s3p", "rustlog", "pravega"})
-"""Protocols whose Observer can hunt for a frame start (S3P at a line start, the length-prefixed
-ones at a plausible header). A direction of theirs first seen mid-stream begins with a zero-size
-gap, so the Observer hunts instead of misreading the middle of a frame. HTTP (S2S, Durable
-Streams) has no such marker: its Observers abandon a direction after a gap, so a mid-stream
-HTTP direction is fed as is and decodes from the first message that starts cleanly, if any."""
+
+def __getattr__(name: str) -> frozenset[str]:
+    # ``RESYNC_AT_START``, the protocols whose Observer resynchronizes, as this module once
+    # listed them by hand: now each Observer class says so itself (``Observer.resynchronizes``).
+    if name == "RESYNC_AT_START":
+        protocols = s3p_codec.PROTOCOLS
+        return frozenset(p for p in protocols if getattr(s3p_codec, p).Observer.resynchronizes)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _resynchronizes(observer: object) -> bool:
+    """Whether ``observer`` can hunt for a frame start (S3P at a line start, the length-prefixed
+    protocols at a plausible header): then a direction first seen mid-stream begins with a
+    zero-size gap, so the Observer hunts instead of misreading the middle of a frame. HTTP (S2S,
+    Durable Streams) has no such marker: its Observers abandon a direction after a gap, so a
+    mid-stream HTTP direction is fed as is and decodes from the first message that starts
+    cleanly, if any. An Observer class that does not say (``resynchronizes``) is fed as is."""
+    return bool(getattr(type(observer), "resynchronizes", False))
 
 
 def default_observer(protocol: str) -> Observer[Any]:
@@ -365,7 +377,7 @@ class FlowDecoder:
             if direction not in self._begun and not isinstance(item, StreamEnd):
                 self._begun += (direction,)
                 midstream = self.conversation.halves[item.sender].syn_seq is None
-                if midstream and self.protocol in RESYNC_AT_START:
+                if midstream and _resynchronizes(observer):
                     # The capture began mid-stream: the first byte seen may sit inside a frame,
                     # so the Observer starts by hunting for a plausible frame start.
                     rows.extend(self._rows(self._observe_gap(observer, direction, 0)))
