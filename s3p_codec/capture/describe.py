@@ -191,7 +191,15 @@ def short_repr(value: object, limit: int = 200, depth: int = 0) -> str:
         parts = []
         size = len(head)
         for name in names:
-            part = f"{name}={short_repr(getattr(value, name), limit, depth + 1)}"
+            field = getattr(value, name)
+            kind = type(field)
+            if kind in _SCALARS:  # the common fields, without a call each
+                text = repr(field)
+                part = f"{name}={text if len(text) <= limit else text[: limit - 3] + '...'}"
+            elif kind is bytes and len(field) <= 32:
+                part = f"{name}={field!r}"
+            else:
+                part = f"{name}={short_repr(field, limit, depth + 1)}"
             parts.append(part)
             size += len(part) + 2
             if size > limit:  # the rest would be cut off anyway

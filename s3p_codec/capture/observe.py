@@ -46,6 +46,7 @@ from s3p_codec.capture.tcp import (
     Conversation,
     Endpoint,
     FlowKey,
+    HalfStream,
     StreamData,
     StreamEnd,
     StreamGap,
@@ -101,6 +102,7 @@ def default_observer(protocol: str) -> Observer[Any]:
     return observer
 
 
+_DIRECTION_TEXT = {d: d.value for d in Direction}  # ``Enum.value`` is a property: a call each
 MAX_UNDECIDED = 4 * SNIFF_LIMIT
 """Bytes (payload plus ``HELD_PIECE_COST`` per piece) a conversation may hold while its protocol
 is not decided yet; past this, sniffing decides with what it has."""
@@ -176,6 +178,8 @@ class FlowDecoder:
         # Tuples, not sets: at most two members, and a set costs 216 bytes per flow.
         self._abandoned: tuple[Direction, ...] = ()
         self._begun: tuple[Direction, ...] = ()
+        # Per sender whose direction has begun: its half, the other half, its direction.
+        self._lanes: dict[Endpoint, tuple[HalfStream, HalfStream, Direction]] = {}
         self._reported: tuple[Direction, ...] = ()
         self._undecoded: dict[Direction, list[Any]] = {}
         self._gap_reasons: dict[tuple[Direction, int], str] = {}  # a few at most, popped
@@ -193,11 +197,12 @@ class FlowDecoder:
         self.last_segment = segment
         if segment.payload or segment.length:
             self.carried_data = True
-            if self._observer is not None:
+            if self._lanes:
                 # Nearly every segment just continues its direction: straight to the Observer.
-                direction = self._direction((segment.src, segment.sport))
-                if direction in self._begun:
-                    offset = self.conversation.next_in_order(segment)
+                lane = self._lanes.get((segment.src, segment.sport))
+                if lane is not None:
+                    half, other, direction = lane
+                    offset = half.take_next(segment, other)
                     if offset >= 0:
                         return self._observe_data(direction, offset, segment.payload, segment)
         return self._items(self.conversation.add(segment))
@@ -340,16 +345,18 @@ class FlowDecoder:
         self, direction: Direction, offset: int, data: bytes, segment: Segment
     ) -> list[Row]:
         """``_feed`` of one ``StreamData`` in a direction already begun (the common case)."""
-        entry = self._undecoded.get(direction)
-        if entry is None:
-            self._undecoded[direction] = [segment, segment, len(data)]
-        else:
-            entry[1] = segment
-            entry[2] += len(data)
+        if direction not in self._reported:  # only silent directions get an undecoded row
+            entry = self._undecoded.get(direction)
+            if entry is None:
+                self._undecoded[direction] = [segment, segment, len(data)]
+            else:
+                entry[1] = segment
+                entry[2] += len(data)
         observer = self._observer
         if observer is None or direction in self._abandoned:
             return []
-        self._map(direction).add(offset + len(data), segment)
+        packets = self._maps.get(direction) or self._map(direction)
+        packets._entries.append((offset + len(data), segment))  # _PacketMap.add, without a call
         try:
             outputs = observer.observe(direction, data)
         except Exception as exc:  # an Observer must not raise; keep the capture going
@@ -376,6 +383,7 @@ class FlowDecoder:
                     self._gap_reasons[(direction, item.offset)] = item.reason
             if direction not in self._begun and not isinstance(item, StreamEnd):
                 self._begun += (direction,)
+                self._open_lane(item.sender, direction)
                 midstream = self.conversation.halves[item.sender].syn_seq is None
                 if midstream and _resynchronizes(observer):
                     # The capture began mid-stream: the first byte seen may sit inside a frame,
@@ -394,6 +402,12 @@ class FlowDecoder:
                 continue
             rows.extend(self._rows(outputs))
         return rows
+
+    def _open_lane(self, sender: Endpoint, direction: Direction) -> None:
+        """Let ``add`` take ``sender``'s in-order segments straight to the Observer."""
+        halves = self.conversation.halves
+        receiver = next((e for e in halves if e != sender), sender)
+        self._lanes[sender] = (halves[sender], halves[receiver], direction)
 
     def _abandon(self, direction: Direction) -> None:
         """Feed this direction no more, and forget which packets carried it."""
@@ -507,28 +521,28 @@ class FlowDecoder:
         return rows
 
     def _event_row(self, out: Observed[Any]) -> Row:
-        span = self._map(out.direction).span(out.start, out.end)
+        """The row of one decoded event: ``_row``'s, built in one go (one per event)."""
+        direction, event, pair_id = out.direction, out.event, out.pair_id
+        span = self._map(direction).span(out.start, out.end)
         assert span is not None  # an event covers bytes we fed, so packets were recorded
         first, last = span
         latency = None
-        if out.pair_id is not None:
-            if out.direction is Direction.CLIENT_TO_SERVER:
-                self._requests.setdefault(out.pair_id, last.ts)
-            elif out.pair_id in self._requests:
-                latency = (first.ts - self._requests[out.pair_id]) * 1000.0
-        fields = describe_event(out.event)
-        return self._row(
-            out.direction,
-            (first, last),
-            "event",
-            type(out.event).__name__,
-            pair_id=out.pair_id,
-            event=out.event,
-            latency_ms=latency,
-            wire_bytes=out.end - out.start,
-            detail=short_repr(out.event),
-            **fields,
-        )
+        if pair_id is not None:
+            if direction is Direction.CLIENT_TO_SERVER:
+                self._requests.setdefault(pair_id, last.ts)
+            elif pair_id in self._requests:
+                latency = (first.ts - self._requests[pair_id]) * 1000.0
+        fields = describe_event(event)
+        get = fields.get
+        texts = self._texts
+        if texts is None or texts[0] is not self.client:
+            texts = self._texts = self._endpoint_texts()
+        return Row(
+            first.file, first.number, last.number, first.ts, texts[1], texts[2], texts[3],
+            _DIRECTION_TEXT[direction], self.protocol or "unknown", "event", type(event).__name__,
+            pair_id, latency, get("stream"), get("offset"), get("count"), get("payload_bytes"),
+            out.end - out.start, get("error_code"), short_repr(event), event,
+        )  # fmt: skip
 
     def _crash_row(self, direction: Direction, exc: Exception) -> Row:
         seg = self.conversation.first
@@ -582,7 +596,7 @@ class FlowDecoder:
             conversation=texts[1],
             client=texts[2],
             server=texts[3],
-            direction=direction.value,
+            direction=_DIRECTION_TEXT[direction],
             protocol=self.protocol or "unknown",
             kind=kind,
             event_type=event_type,

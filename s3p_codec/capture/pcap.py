@@ -463,24 +463,38 @@ _IPV4_AT: dict[int, tuple[int, int | None]] = {
 }
 _IPV4_HEADER = struct.Struct("!BxHxxHxB")  # version/IHL, total length, flags/fragment, protocol
 _TCP_HEADER = struct.Struct("!HHIIBB")  # ports, seq, ack, data offset, flags
-_IPV4_TCP = struct.Struct("!xxHxxHxBxx4s4sHHIIBB")
-"""An IPv4 header without options (version/IHL byte 0x45) and the TCP header after it, in one
-unpack: total length, flags/fragment, protocol, addresses, ports, seq, ack, offset, flags."""
 _ADDRESSES: dict[bytes, str] = {}
+_IPV4_TCP = "BxHxxHxBxx4s4sHHIIBB"
+"""An IPv4 header without options and the TCP header after it: version/IHL, total length,
+flags/fragment, protocol, addresses, ports, seq, ack, data offset, flags."""
+
+
+def _frame(at: int, ethertype_at: int | None) -> tuple[int, int | None, struct.Struct]:
+    """``_IPV4_AT``'s entry with the one ``struct`` that reads, from the EtherType on (or from
+    the IP header when there is none), every header field of a plain IPv4/TCP frame."""
+    if ethertype_at is None:
+        return at, None, struct.Struct("!" + _IPV4_TCP)
+    pad = at - ethertype_at - 2
+    return at, ethertype_at, struct.Struct("!H" + (f"{pad}x" if pad else "") + _IPV4_TCP)
+
+
+#: Per link type: where IPv4 starts, where its EtherType is, and the one unpack of both headers.
+FRAMES = {linktype: _frame(*where) for linktype, where in _IPV4_AT.items()}
 
 
 def decode_packet(packet: Packet, file: str = "", file_index: int = 0) -> Segment | None:
     """The TCP segment a packet carries, or None (not TCP/IP, malformed, or a later fragment).
 
     Plain IPv4 over a fixed-size link header (nearly every packet of a capture) is read with one
-    or two ``struct`` unpacks, for speed; everything else (VLAN tags, IPv6, anything unusual or
-    broken) goes through dpkt. The two paths agree on every packet: a property test checks it.
+    ``struct`` unpack (two with IP options), for speed; everything else (VLAN tags, IPv6,
+    anything unusual or broken) goes through dpkt. The two paths agree on every packet: a
+    property test checks it.
     """
-    where = _IPV4_AT.get(packet.linktype)
-    if where is not None:
+    frame = FRAMES.get(packet.linktype)
+    if frame is not None:
         data = packet.data
         segment = fast_ipv4_tcp(
-            data, 0, len(data), where, file, file_index, packet.number, packet.ts
+            data, 0, len(data), frame, file, file_index, packet.number, packet.ts
         )
         if segment is not False:
             return segment
@@ -491,27 +505,31 @@ def fast_ipv4_tcp(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
     buf: bytes,
     base: int,
     size: int,
-    where: tuple[int, int | None],
+    frame: tuple[int, int | None, struct.Struct],
     file: str,
     file_index: int,
     number: int,
     ts: float,
 ) -> Segment | Literal[False] | None:
     """Decode plain IPv4/TCP by hand from the frame ``buf[base : base + size]``, read in place
-    (``buf`` may hold many records); ``where`` is ``_IPV4_AT`` of the link type. None for clean
-    non-TCP IPv4, False to ask dpkt."""
-    at, ethertype_at = where
+    (``buf`` may hold many records); ``frame`` is the link type's ``FRAMES`` entry. None for
+    clean non-TCP IPv4, False to ask dpkt."""
+    at, ethertype_at, headers = frame
     if size < at + 40:
         return False
-    if ethertype_at is not None:
-        ethertype_at += base
-        if buf[ethertype_at : ethertype_at + 2] != b"\x08\x00":
+    if ethertype_at is None:
+        (
+            version_ihl, total, fragment, proto, src_raw, dst_raw, sport, dport, seq, ack, offset,
+            flags,
+        ) = headers.unpack_from(buf, base + at)  # fmt: skip
+    else:
+        (
+            ethertype, version_ihl, total, fragment, proto, src_raw, dst_raw, sport, dport, seq,
+            ack, offset, flags,
+        ) = headers.unpack_from(buf, base + ethertype_at)  # fmt: skip
+        if ethertype != 0x0800:
             return False
-    ip = base + at
-    if buf[ip] == 0x45:  # no IP options: IP and TCP headers in one unpack
-        total, fragment, proto, src_raw, dst_raw, sport, dport, seq, ack, offset, flags = (
-            _IPV4_TCP.unpack_from(buf, ip)
-        )
+    if version_ihl == 0x45:  # no IP options: the one unpack read both headers
         ihl = 20
         if proto != 6 or fragment & 0x1FFF:
             return None
@@ -520,7 +538,6 @@ def fast_ipv4_tcp(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
         if end - tcp_at < 20:
             return False
     else:
-        version_ihl, total, fragment, proto = _IPV4_HEADER.unpack_from(buf, ip)
         ihl = (version_ihl & 0x0F) << 2
         if version_ihl >> 4 != 4 or ihl < 20:
             return False
@@ -531,13 +548,14 @@ def fast_ipv4_tcp(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
         if end - tcp_at < 20 or size < tcp_at + 20:
             return False
         sport, dport, seq, ack, offset, flags = _TCP_HEADER.unpack_from(buf, base + tcp_at)
-        src_raw = buf[ip + 12 : ip + 16]
-        dst_raw = buf[ip + 16 : ip + 20]
     header = (offset >> 4) << 2
-    if header < 20 or min(end, size) < tcp_at + header:
+    stop = end if end < size else size
+    if header < 20 or stop < tcp_at + header:
         return False
-    payload = buf[base + tcp_at + header : base + min(end, size)]
-    length = max(total - ihl - header, len(payload)) if total else len(payload)
+    payload = buf[base + tcp_at + header : base + stop]
+    length = stop - tcp_at - header  # len(payload)
+    if total and total - ihl - header > length:
+        length = total - ihl - header
     src = _ADDRESSES.get(src_raw) or _address(src_raw)
     dst = _ADDRESSES.get(dst_raw) or _address(dst_raw)
     return Segment(

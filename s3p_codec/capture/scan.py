@@ -4,12 +4,13 @@
 ``read_packets`` then ``decode_packet`` cost two reads, a ``Packet`` and a copy of every record.
 A classic pcap file whose link header has a fixed size (Ethernet, SLL, SLL2, NULL, LOOP, raw IP)
 is read here in chunks of ``READ_CHUNK`` bytes instead, and each record's IPv4 and TCP headers
-are read where they lie in the chunk: two ``unpack_from`` calls and the slice of the payload per
-packet. Everything else takes the general way, record by record: pcapng, gzip-compressed files
-(a broken compressed stream must break off at the same packet, not one chunk earlier), pipes
-(nothing is read ahead of the current record), and every packet the in-place reader does not
-take (IPv6, VLAN tags, anything odd goes through dpkt, as ``decode_packet`` does). Both ways give
-the same segments and the same errors at the same packet: a test checks it.
+are read where they lie in the chunk: two ``unpack_from`` calls (the record's, the headers') and
+the slice of the payload per packet. Everything else takes the general way, record by record:
+pcapng; gzip-compressed files (a broken compressed stream must break off at the same packet, not
+one chunk earlier); pipes (nothing is read ahead of the current record); and every packet the
+in-place reader does not take (IPv6, VLAN tags, anything odd goes through dpkt, as
+``decode_packet`` does). Both ways give the same segments and the same errors at the same
+packet: a test checks it.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from collections.abc import Iterator
 from typing import IO
 
 from s3p_codec.capture.pcap import (
-    _IPV4_AT,
     _MIN_SANE_CAPLEN,
     _PCAP_MAGIC,
+    FRAMES,
     READ_CHUNK,
     CaptureFileError,
     Packet,
@@ -75,8 +76,7 @@ class SegmentReader:
             if known is not None:
                 order, divisor = known
                 snaplen, network = struct.unpack(order + "II", head[16:24])
-                where = _IPV4_AT.get(network & 0x0FFFFFFF)
-                if where is not None:
+                if network & 0x0FFFFFFF in FRAMES:
                     yield from self._chunks(raw, order, divisor, snaplen, network & 0x0FFFFFFF)
                     return
             raw.seek(start)
@@ -93,7 +93,7 @@ class SegmentReader:
         """The records of a classic pcap file after its header, read a chunk at a time; the
         errors are those of ``pcap._classic_records``, raised after the segments before them."""
         name, file, index = self.path, self.file, self.file_index
-        where = _IPV4_AT[linktype]
+        frame = FRAMES[linktype]
         unpack_record = struct.Struct(order + "IIII").unpack_from
         limit = max(snaplen, _MIN_SANE_CAPLEN)
         read = raw.read
@@ -132,7 +132,7 @@ class SegmentReader:
             pos = end
             self.packets = number
             ts = sec + frac / divisor
-            segment = fast_ipv4_tcp(buf, base, caplen, where, file, index, number, ts)
+            segment = fast_ipv4_tcp(buf, base, caplen, frame, file, index, number, ts)
             if segment is False:
                 packet = Packet(number, ts, linktype, buf[base:end])
                 segment = _decode_with_dpkt(packet, file, index)

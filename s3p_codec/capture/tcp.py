@@ -193,15 +193,20 @@ class HalfStream:
             out += self._skip_to(self._starts[0], seg, "max_pending")
         return out
 
-    def take_next(self, seg: Segment) -> int:
+    def take_next(self, seg: Segment, other: HalfStream) -> int:
         """Take ``seg`` as the next bytes of this direction when that is all it is (nearly every
-        segment): nothing held, no FIN seen, its whole payload captured and starting exactly at
-        the next offset. Return that offset: ``segment`` would have returned just this payload
-        as one ``StreamData`` at it. Otherwise -1, with nothing changed (call ``segment``)."""
+        segment): no SYN, FIN or RST, nothing held on this side (nor on ``other``, the opposite
+        direction, for its ACK to give up on), its whole payload captured and starting exactly
+        at the next offset. Return that offset: ``Conversation.add`` would have returned just
+        this payload as one ``StreamData`` at it. Otherwise -1, with nothing changed (call
+        ``Conversation.add``)."""
+        flags = seg.flags
         base = self.base
         size = len(seg.payload)
         if (
-            base is None
+            flags & _NOT_PLAIN
+            or (flags & TCP_ACK and other._starts)
+            or base is None
             or self.closed
             or self._starts
             or self.fin_at is not None
@@ -342,17 +347,6 @@ class Conversation:
         if half.syn_seq is None:
             return half.started or self.finished
         return half.syn_seq != seg.seq
-
-    def next_in_order(self, seg: Segment) -> int:
-        """The offset of ``seg``'s payload when ``add`` would return just that payload as one
-        ``StreamData`` (no SYN, FIN or RST; ``HalfStream.take_next`` takes it; nothing held
-        on the other side for its ACK to give up on): the segment is then taken. Otherwise -1,
-        with nothing changed (call ``add``)."""
-        if seg.flags & _NOT_PLAIN:
-            return -1
-        if seg.flags & TCP_ACK and self.halves[(seg.dst, seg.dport)]._starts:
-            return -1
-        return self.halves[(seg.src, seg.sport)].take_next(seg)
 
     def add(self, seg: Segment) -> list[StreamItem]:
         """Take one segment of this connection; return what it completes."""
