@@ -161,16 +161,17 @@ def generate(path: Path, target_mb: int, flows: int, seed: int = 1) -> int:
 
 
 def to_pcapng(source: Path, target: Path) -> int:
-    """Write ``source``'s packets (a classic pcap of ``generate``) as pcapng; return its size."""
-    data = source.read_bytes()
-    with open(target, "wb") as f:
+    """Write ``source``'s packets (a classic pcap of ``generate``) as pcapng; return its size.
+
+    Record by record: this process stays small, since the decoding children it forks start
+    with its peak RSS as their own."""
+    with open(source, "rb") as src, open(target, "wb") as f:
+        src.read(24)
         f.write(struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28))  # section
         f.write(struct.pack("<IIHHII", 1, 20, 1, 0, 65535, 20))  # interface: Ethernet, microseconds
-        at = 24
-        while at < len(data):
-            sec, usec, caplen, length = struct.unpack_from("<IIII", data, at)
-            frame = data[at + 16 : at + 16 + caplen]
-            at += 16 + caplen
+        while head := src.read(16):
+            sec, usec, caplen, length = struct.unpack("<IIII", head)
+            frame = src.read(caplen)
             padded = frame + bytes(-len(frame) % 4)
             size = 32 + len(padded)
             stamp = sec * 1_000_000 + usec
