@@ -2,12 +2,17 @@
 
     python benchmarks/s2s_bench.py [--seconds 1.0]
 
-Cases: ReadBatch of 100 records of 1 KiB, and of 1,000 records of 64 bytes. For each:
+Cases: ReadBatch of 100 records of 1 KiB, and of 1,000 records of 64 bytes, each without
+headers and with two headers per record (the general record shape; records without headers
+take a straight-line path). For each:
 - ours: a read-session client ``Connection`` fed the framed bytes, ``next_event()`` to the
   ``ReadBatch`` event (framing + hand-written protobuf + events);
 - runtime: the official protobuf runtime's ``ParseFromString`` on the payload plus building the
   same events from the runtime message (no framing at all: a floor for the runtime path);
-- compressed: the same with a zstd frame, against zstandard's decompression alone.
+- compressed: the same with a zstd frame, against zstandard's decompression alone and
+  against decompression + the runtime path; once with a frame that declares its content size
+  (one decompression call) and once without it (``zstd/ns``: streamed, as a streaming encoder
+  writes it).
 Printed as a table with ratios (ours / peer): the target is at most 1.5x against the runtime
 path. Times are CPU time of this process (``time.process_time``), best of alternating rounds, so
 that other work on a shared machine disturbs them as little as possible.
@@ -33,12 +38,17 @@ from s3p_codec.s2s.wire import encode_frame
 from tests.s2s import s2_pb as pb
 
 
-def _batch(count: int, size: int) -> s2s.ReadBatch:
+def _batch(count: int, size: int, headers: int = 0) -> s2s.ReadBatch:
     base = 1_700_000_000_000
     body = bytes(range(256)) * (size // 256 + 1)
     records = tuple(
         s2s.SequencedRecord(
-            seq_num=1_000_000 + i, timestamp=base + i, body=body[i % 7 : i % 7 + size]
+            seq_num=1_000_000 + i,
+            timestamp=base + i,
+            body=body[i % 7 : i % 7 + size],
+            headers=tuple(
+                s2s.Header(b"header-%d" % k, b"value-%d" % (i * 31 + k)) for k in range(headers)
+            ),
         )
         for i in range(count)
     )
@@ -118,8 +128,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     dctx = zstandard.ZstdDecompressor()
     rows = []
-    for label, count, size in (("100 x 1 KiB", 100, 1024), ("1000 x 64 B", 1000, 64)):
-        batch = _batch(count, size)
+    cases = (
+        ("100 x 1 KiB", 100, 1024, 0),
+        ("1000 x 64 B", 1000, 64, 0),
+        ("100 x 1 KiB +2 hdr", 100, 1024, 2),
+        ("1000 x 64 B +2 hdr", 1000, 64, 2),
+    )
+    for label, count, size, headers in cases:
+        batch = _batch(count, size, headers)
         payload = proto.encode_read_batch(batch)
         assert _runtime_events(payload) == batch == _ours(encode_frame(payload))()
         frame = encode_frame(payload)
@@ -133,9 +149,17 @@ def main(argv: list[str] | None = None) -> int:
             _ours(zframe), partial(_unzstd_events, dctx, squeezed), args.seconds
         )
         rows.append((f"{label} zstd", ours_zf, "zstd + ParseFromString + events", peer_zf))
-    print(f"{'case':<22} {'ours us':>9} {'peer us':>9} {'ratio':>6}  peer")
+        # Without a content size (a streaming encoder's frame): the streamed decompression.
+        unsized = zstandard.ZstdCompressor(write_content_size=False).compress(payload)
+        uframe = encode_frame(unsized, Compression.ZSTD)
+        assert _ours(uframe)() == batch
+        ours_u, peer_u = _compare(
+            _ours(uframe), partial(_unzstd_events, dctx, unsized), args.seconds
+        )
+        rows.append((f"{label} zstd/ns", ours_u, "zstd + ParseFromString + events", peer_u))
+    print(f"{'case':<26} {'ours us':>9} {'peer us':>9} {'ratio':>6}  peer")
     for label, ours, peer_name, peer in rows:
-        print(f"{label:<22} {ours * 1e6:9.1f} {peer * 1e6:9.1f} {ours / peer:6.2f}  {peer_name}")
+        print(f"{label:<26} {ours * 1e6:9.1f} {peer * 1e6:9.1f} {ours / peer:6.2f}  {peer_name}")
     return 0
 
 

@@ -21,10 +21,13 @@ import h11
 
 from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
 from s3p_codec._core.h11input import H11Input
+from s3p_codec._core.lifecycle import ReplyAfterError, finished
 from s3p_codec._core.types import NEED_DATA, NeedData, Role
 from s3p_codec.durable import headers as H
 from s3p_codec.durable import sse
+from s3p_codec.durable.connection import Connection
 from s3p_codec.durable.events import (
+    ConnectionErrorCode,
     LiveMode,
     Read,
     Request,
@@ -45,15 +48,17 @@ __all__ = ["ClientConnection", "ClientEvent"]
 ClientEvent = Response | SSEData | SSEControl | SSEEnd
 
 
-def _fatal(message: str, code: str = "http") -> RemoteProtocolError:
-    return RemoteProtocolError(message, code=code, fatal=True)
+def _fatal(message: str) -> RemoteProtocolError:
+    return RemoteProtocolError(message, code=ConnectionErrorCode.HTTP, fatal=True)
 
 
-class ClientConnection(H11Input):
+class ClientConnection(Connection, H11Input, role=Role.CLIENT):
     """One client-side HTTP/1.1 connection speaking Durable Streams.
 
     ``host`` is the ``Host`` header value (``"127.0.0.1:4437"``).
     """
+
+    _eof_code = ConnectionErrorCode.EOF
 
     def __init__(self, limits: Limits | None = None, *, host: str = "localhost") -> None:
         self.limits = limits or Limits()
@@ -68,6 +73,7 @@ class ClientConnection(H11Input):
         self._sse: sse.SSEParser | None = None
         self._sse_base64 = False
         self._queue: deque[ClientEvent] = deque()
+        self._reply_gate = ReplyAfterError()  # never owed: a client sends no error reply
         self._start_input()
 
     @property
@@ -85,12 +91,24 @@ class ClientConnection(H11Input):
         """True once the connection is CLOSED or in ERROR and every queued event was taken: close
         the transport.
         """
-        return self._state in (ConnectionState.CLOSED, ConnectionState.ERROR) and not self._queue
+        # A client owes no reply after an error; events queued before it can still be taken,
+        # so ERROR counts as a closed end with those outstanding.
+        return finished(
+            self._reply_gate,
+            ended=False,
+            closed=self._state is ConnectionState.CLOSED or self._state is ConnectionState.ERROR,
+            outstanding=bool(self._queue),
+        )
 
     @property
     def request(self) -> Request | None:
         """The request whose response is arriving (None when idle)."""
         return self._request
+
+    @property
+    def queued(self) -> int:
+        """How many events the bytes already read completed, waiting for ``next_event``."""
+        return len(self._queue)
 
     # -- sending --------------------------------------------------------------------------
 
@@ -98,7 +116,9 @@ class ClientConnection(H11Input):
         """The bytes of one request; raises ``LocalProtocolError`` if it is invalid or early."""
         if self._state is not ConnectionState.IDLE:
             raise LocalProtocolError(
-                f"cannot send a request in state {self._state.name}", code="state", fatal=False
+                f"cannot send a request in state {self._state.name}",
+                code=ConnectionErrorCode.STATE,
+                fatal=False,
             )
         head, body = build_request(event, self.host, self.limits)
         try:
@@ -108,15 +128,23 @@ class ClientConnection(H11Input):
             out += self._h11.send(h11.EndOfMessage()) or b""
         except h11.LocalProtocolError as exc:
             self._state = ConnectionState.ERROR
-            raise LocalProtocolError(str(exc), code="http") from None
+            raise LocalProtocolError(str(exc), code=ConnectionErrorCode.HTTP) from None
         self._request = event
         self._state = ConnectionState.BUSY
         self._head_start = self._consumed()
         return out
 
-    def _expect(self, request: Request | None, method: bytes, target: bytes) -> None:
-        # For Observers: put h11 in the state of having sent ``method target`` without
-        # producing bytes, so that the response to a request seen on the wire can be parsed.
+    def expect_response(self, request: Request | None, method: bytes, target: bytes) -> None:
+        """For a passive reader (a capture's Observer): the response to ``method target``, a
+        request seen on the wire rather than sent here, comes next. ``request`` types it (None
+        for a request the server could not parse: its answer is read as an error). No bytes
+        are produced; raises ``LocalProtocolError`` unless the connection is IDLE."""
+        if self._state is not ConnectionState.IDLE:
+            raise LocalProtocolError(
+                f"cannot expect a response in state {self._state.name}",
+                code=ConnectionErrorCode.STATE,
+                fatal=False,
+            )
         self._h11.send(h11.Request(method=method, target=target, headers=[(b"host", b"-")]))
         self._h11.send(h11.EndOfMessage())
         self._request = request
@@ -143,7 +171,7 @@ class ClientConnection(H11Input):
         if self._queue:
             return self._queue.popleft()
         if self._state is ConnectionState.ERROR:
-            raise LocalProtocolError("connection is in ERROR", code="error")
+            raise LocalProtocolError("connection is in ERROR", code=ConnectionErrorCode.ERROR)
         if self._state is ConnectionState.CLOSED:
             return NEED_DATA
         if self._state is ConnectionState.IDLE:
@@ -254,7 +282,7 @@ class ClientConnection(H11Input):
             if truncated:
                 # The body ended inside an event: its data would be silently lost.
                 raise RemoteProtocolError(
-                    "the SSE body ended inside an event", code="sse", fatal=False
+                    "the SSE body ended inside an event", code=ConnectionErrorCode.SSE, fatal=False
                 )
         elif request is None:  # the answer to a request the server could not parse
             self._queue.append(parse_error(head.status_code, list(head.headers), body))

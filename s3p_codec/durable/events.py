@@ -20,6 +20,7 @@ __all__ = [
     "Append",
     "Appended",
     "Chunk",
+    "ConnectionErrorCode",
     "Create",
     "Created",
     "Delete",
@@ -60,6 +61,20 @@ class ErrorCode(enum.IntEnum):
     REQUEST_HEADER_FIELDS_TOO_LARGE = 431  # a request head over Limits.max_header_size
     INTERNAL_SERVER_ERROR = 500
     NOT_IMPLEMENTED = 501
+
+
+class ConnectionErrorCode(enum.StrEnum):
+    """The ``code`` of the errors that no HTTP status names (all others carry an ``ErrorCode``).
+
+    A ``StrEnum``: each member equals the plain string these codes were before.
+    """
+
+    STATE = "state"  # a request or response sent out of turn, or an SSE event with none open
+    HTTP = "http"  # HTTP/1.1 framing broken (h11 refused the bytes or the event)
+    EOF = "eof"  # bytes received after the end of the stream
+    ERROR = "error"  # the connection is already in state ERROR
+    SSE = "sse"  # a broken SSE body
+    INVALID_RESPONSE = "invalid_response"  # a well-framed response that breaks the protocol
 
 
 class LiveMode(enum.Enum):

@@ -219,7 +219,7 @@ class Observer:
         while True:
             # Where this request's head begins: the end of the previous request, measured by
             # the connection (bytes it was fed minus what h11 still holds).
-            start = conn._head_start
+            start = conn.message_start
             head_method = target = b""
             try:
                 event = conn.next_event()
@@ -228,9 +228,9 @@ class Observer:
                 if exc.fatal:
                     self._dead[direction] = True
                     return out
-                head = conn._head
-                if head is not None:
-                    head_method, target = head.method, head.target
+                line = conn.request_line
+                if line is not None:
+                    head_method, target = line
                 self._queue_request(None, head_method or b"GET", target or b"/")
                 conn.send(ErrorResponse(ErrorCode.INTERNAL_SERVER_ERROR))
                 out.extend(self._observe_responses())
@@ -238,8 +238,8 @@ class Observer:
             if event is NEED_DATA:
                 return out
             pair = self._queue_request(event, _METHOD[type(event)], b"/")
-            # ``_head_start`` now sits just after this request's end of message.
-            out.append(Observed(direction, event, start, conn._head_start, pair))
+            # ``message_start`` now sits just after this request's end of message.
+            out.append(Observed(direction, event, start, conn.message_start, pair))
             # Reset the request parser's cycle (it expects an answer before the next request).
             conn.send(ErrorResponse(ErrorCode.INTERNAL_SERVER_ERROR))
             if conn.state is ConnectionState.CLOSED:
@@ -265,7 +265,7 @@ class Observer:
                 if not self._pending:
                     return out
                 request, method, target, pair = self._pending.popleft()
-                conn._expect(request, method, target)
+                conn.expect_response(request, method, target)
                 self._pair = pair
             if self._held or (self._held_eof and conn.state is not ConnectionState.CLOSED):
                 data = bytes(self._held)
@@ -278,7 +278,7 @@ class Observer:
                     self._dead[direction] = True
                     return out
             progressed = False
-            while conn._queue or conn.state is not ConnectionState.IDLE:
+            while conn.queued or conn.state is not ConnectionState.IDLE:
                 try:
                     event = conn.next_event()
                 except RemoteProtocolError as exc:

@@ -20,6 +20,7 @@ from s3p_codec.durable.events import (
     Append,
     Appended,
     Chunk,
+    ConnectionErrorCode,
     Create,
     Created,
     Delete,
@@ -283,7 +284,7 @@ def build_response(
 
 
 def _invalid(message: str) -> RemoteProtocolError:
-    return RemoteProtocolError(message, code="invalid_response", fatal=False)
+    return RemoteProtocolError(message, code=ConnectionErrorCode.INVALID_RESPONSE, fatal=False)
 
 
 class ResponseHeaders:

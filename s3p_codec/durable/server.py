@@ -13,14 +13,18 @@ Bodies are bounded by ``Limits.max_body_size``: a ``Content-Length`` over it is 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NoReturn
 
 import h11
 
 from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
 from s3p_codec._core.h11input import H11Input
+from s3p_codec._core.lifecycle import ReplyAfterError, finished
 from s3p_codec._core.types import NEED_DATA, NeedData, Role
 from s3p_codec.durable import sse
+from s3p_codec.durable.connection import Connection
 from s3p_codec.durable.events import (
+    ConnectionErrorCode,
     ErrorCode,
     ErrorResponse,
     Request,
@@ -47,8 +51,10 @@ def _fatal(message: str, status: int) -> RemoteProtocolError:
     return RemoteProtocolError(message, code=code, fatal=True, reply=ErrorResponse(code, message))
 
 
-class ServerConnection(H11Input):
+class ServerConnection(Connection, H11Input, role=Role.SERVER):
     """One server-side HTTP/1.1 connection speaking Durable Streams."""
+
+    _eof_code = ConnectionErrorCode.EOF
 
     def __init__(self, limits: Limits | None = None) -> None:
         self.limits = limits or Limits()
@@ -59,7 +65,7 @@ class ServerConnection(H11Input):
         self._head: h11.Request | None = None
         self._body = bytearray()
         self._request: Request | None = None  # answered by the next send
-        self._reply_owed = False  # a remote error's reply may still be sent
+        self._reply_gate = ReplyAfterError()  # a remote error's reply may still be sent
         self._sse_base64 = False
         self._start_input()
 
@@ -78,14 +84,28 @@ class ServerConnection(H11Input):
     @property
     def finished(self) -> bool:
         """True once no more traffic can flow: close the transport."""
-        return self._state in (ConnectionState.CLOSED, ConnectionState.ERROR) and not (
-            self._reply_owed
+        return finished(
+            self._reply_gate,
+            ended=self._state is ConnectionState.CLOSED or self._state is ConnectionState.ERROR,
         )
 
     @property
     def request(self) -> Request | None:
         """The request the next response answers (None when none is owed)."""
         return self._request
+
+    @property
+    def message_start(self) -> int:
+        """Stream offset where the request being read begins: once a request is complete, the
+        end of its message (where the next one begins)."""
+        return self._head_start
+
+    @property
+    def request_line(self) -> tuple[bytes, bytes] | None:
+        """Method and target of the request head read last, until its answer is sent (also
+        when the request was refused: they say what the refusal answers)."""
+        head = self._head
+        return None if head is None else (head.method, head.target)
 
     # -- receiving ------------------------------------------------------------------------
 
@@ -97,9 +117,9 @@ class ServerConnection(H11Input):
         after a fatal error whose reply was already sent.
         """
         if self._state is ConnectionState.ERROR:
-            if self._reply_owed:
+            if self._reply_gate.owed:
                 return NEED_DATA
-            raise LocalProtocolError("connection is in ERROR", code="error")
+            raise LocalProtocolError("connection is in ERROR", code=ConnectionErrorCode.ERROR)
         if self._state is ConnectionState.CLOSED or self._request is not None:
             return NEED_DATA  # one request at a time: answer it first
         while True:
@@ -107,8 +127,11 @@ class ServerConnection(H11Input):
                 event = self._next_h11_event()
             except h11.RemoteProtocolError as exc:
                 self._state = ConnectionState.ERROR
-                self._reply_owed = self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE)
-                raise _fatal(str(exc) or "malformed HTTP request", exc.error_status_hint) from None
+                error = _fatal(str(exc) or "malformed HTTP request", exc.error_status_hint)
+                # A reply is owed unless a response is already under way.
+                answerable = self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE)
+                self._reply_gate.owe(error.reply if answerable else None)
+                raise error from None
             if event is h11.NEED_DATA or event is h11.PAUSED:
                 return NEED_DATA
             if isinstance(event, h11.Request):
@@ -134,9 +157,7 @@ class ServerConnection(H11Input):
     def _begin(self, head: h11.Request) -> None:
         head_size = self._head_size()  # see ``H11Input``: measured however the bytes arrived
         if head_size > self.limits.max_header_size:
-            self._state = ConnectionState.ERROR
-            self._reply_owed = True
-            raise _fatal(
+            self._fail(
                 f"request head of {head_size} bytes is over the limit of "
                 f"{self.limits.max_header_size}",
                 ErrorCode.REQUEST_HEADER_FIELDS_TOO_LARGE,
@@ -147,11 +168,8 @@ class ServerConnection(H11Input):
             # request smuggling"; a server "MAY reject" it and "MUST close the connection after
             # responding". Rejected with 400, and the connection closes: a second request
             # hidden in the body is never read.
-            self._state = ConnectionState.ERROR
-            self._reply_owed = True
-            raise _fatal(
-                "a request with both Content-Length and Transfer-Encoding",
-                ErrorCode.BAD_REQUEST,
+            self._fail(
+                "a request with both Content-Length and Transfer-Encoding", ErrorCode.BAD_REQUEST
             )
         self._head = head
         self._body = bytearray()
@@ -163,12 +181,17 @@ class ServerConnection(H11Input):
     def _fail_too_large(self) -> None:
         # "413 Payload Too Large: Request body exceeds server limits" - refused from the
         # Content-Length alone, before the body arrives; the unread body forces a close.
-        self._state = ConnectionState.ERROR
-        self._reply_owed = True
-        raise _fatal(
+        self._fail(
             f"request body larger than {self.limits.max_body_size} bytes",
             ErrorCode.PAYLOAD_TOO_LARGE,
         )
+
+    def _fail(self, message: str, status: int) -> NoReturn:
+        """A fatal error whose reply is still to be sent (then the connection closes)."""
+        self._state = ConnectionState.ERROR
+        error = _fatal(message, status)
+        self._reply_gate.owe(error.reply)
+        raise error
 
     def _complete(self) -> Request:
         head = self._head
@@ -176,13 +199,12 @@ class ServerConnection(H11Input):
         self._head_start = self._consumed()
         body = bytes(self._body)
         self._body = bytearray()
-        self._reply_owed = True
         try:
             request = parse_request(head.method, head.target, list(head.headers), body, self.limits)
-        except RemoteProtocolError:
+        except RemoteProtocolError as exc:
             self._request = None
+            self._reply_gate.owe(exc.reply)  # the refusal answers this request
             raise
-        self._reply_owed = False
         self._request = request
         return request
 
@@ -197,13 +219,17 @@ class ServerConnection(H11Input):
         if isinstance(event, (SSEData, SSEControl, SSEEnd)):
             return self._send_sse(event)
         if self._state is ConnectionState.STREAMING:
-            raise LocalProtocolError("an SSE response is open: send SSE events", code="state")
+            raise LocalProtocolError(
+                "an SSE response is open: send SSE events", code=ConnectionErrorCode.STATE
+            )
         answering = self._request
-        if answering is None and not self._reply_owed:
-            raise LocalProtocolError("no request is waiting for a response", code="state")
+        if answering is None and not self._reply_gate.owed:
+            raise LocalProtocolError(
+                "no request is waiting for a response", code=ConnectionErrorCode.STATE
+            )
         if answering is None and not isinstance(event, ErrorResponse):
             raise LocalProtocolError(
-                "only an ErrorResponse answers a rejected request", code="state"
+                "only an ErrorResponse answers a rejected request", code=ConnectionErrorCode.STATE
             )
         fatal = self._state is ConnectionState.ERROR
         is_head = self._head is not None and self._head.method.upper() == b"HEAD"
@@ -219,14 +245,14 @@ class ServerConnection(H11Input):
             out += self._h11.send(h11.EndOfMessage()) or b""
         except h11.LocalProtocolError as exc:
             self._state = ConnectionState.ERROR
-            self._reply_owed = False
-            raise LocalProtocolError(str(exc), code="http") from None
-        self._finish_cycle()
+            self._reply_gate.forgive()
+            raise LocalProtocolError(str(exc), code=ConnectionErrorCode.HTTP) from None
+        self._finish_cycle(paid=self._reply_gate.pay(event))
         return out
 
     def _send_sse(self, event: SSEData | SSEControl | SSEEnd) -> bytes:
         if self._state is not ConnectionState.STREAMING:
-            raise LocalProtocolError("no SSE response is open", code="state")
+            raise LocalProtocolError("no SSE response is open", code=ConnectionErrorCode.STATE)
         if isinstance(event, SSEData):
             payload = sse.encode_data(event.data, base64_encoded=self._sse_base64)
         elif isinstance(event, SSEControl):
@@ -243,21 +269,25 @@ class ServerConnection(H11Input):
         why = offset_error(event.next_offset)
         if why is not None or is_sentinel(event.next_offset):
             raise LocalProtocolError(
-                f"invalid streamNextOffset: {why or 'sentinel'}", code="state", fatal=False
+                f"invalid streamNextOffset: {why or 'sentinel'}",
+                code=ConnectionErrorCode.STATE,
+                fatal=False,
             )
         if event.cursor is None and not event.closed:
             # "MUST include streamCursor when the stream is open"
             raise LocalProtocolError(
-                "an open stream's control event MUST carry a cursor", code="state", fatal=False
+                "an open stream's control event MUST carry a cursor",
+                code=ConnectionErrorCode.STATE,
+                fatal=False,
             )
 
-    def _finish_cycle(self) -> None:
+    def _finish_cycle(self, *, paid: bool = False) -> None:
+        """A response is complete: the next request may come, unless it answered a fatal error
+        (``paid``: it was the reply owed), after which the connection stays in ERROR."""
         self._request = None
         self._head = None
-        if self._reply_owed and self._state is ConnectionState.ERROR:
-            self._reply_owed = False
+        if paid and self._state is ConnectionState.ERROR:
             return
-        self._reply_owed = False
         if self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE:
             self._h11.start_next_cycle()
             self._state = ConnectionState.IDLE

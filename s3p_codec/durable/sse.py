@@ -28,7 +28,7 @@ import re
 import attrs
 
 from s3p_codec._core.errors import RemoteProtocolError
-from s3p_codec.durable.events import SSEControl, SSEData
+from s3p_codec.durable.events import ConnectionErrorCode, SSEControl, SSEData
 from s3p_codec.durable.offsets import is_sentinel, offset_error
 
 __all__ = [
@@ -98,7 +98,7 @@ class ServerSentEvent:
 
 
 def _error(message: str) -> RemoteProtocolError:
-    return RemoteProtocolError(message, code="sse", fatal=True)
+    return RemoteProtocolError(message, code=ConnectionErrorCode.SSE, fatal=True)
 
 
 class SSEParser:

@@ -11,7 +11,13 @@
 """
 
 from s3p_codec.s2s.compression import Compression, negotiate
-from s3p_codec.s2s.connection import Connection, Session, State, terminal_error
+from s3p_codec.s2s.connection import (
+    Connection,
+    ConnectionState,
+    Session,
+    State,
+    terminal_error,
+)
 from s3p_codec.s2s.errors import (
     AppendConditionFailed,
     ErrorCode,
@@ -41,7 +47,7 @@ from s3p_codec.s2s.http import (
 )
 from s3p_codec.s2s.http1 import EndOfBody, Http1Connection
 from s3p_codec.s2s.limits import MAX_FRAME_LENGTH, Limits
-from s3p_codec.s2s.observe import Observer
+from s3p_codec.s2s.observer import Observer
 
 __all__ = [
     "MAX_FRAME_LENGTH",
@@ -51,6 +57,7 @@ __all__ = [
     "AppendRecord",
     "Compression",
     "Connection",
+    "ConnectionState",
     "EndOfBody",
     "ErrorResponse",
     "Http1Connection",

@@ -32,7 +32,9 @@ from s3p_codec._core import (
     NeedData,
     ReceiveBuffer,
     RemoteProtocolError,
+    ReplyAfterError,
     Role,
+    finished,
 )
 from s3p_codec.s2s import proto
 from s3p_codec.s2s.compression import ZSTD_MISSING, Codec, Compression, zstd_available
@@ -56,7 +58,7 @@ from s3p_codec.s2s.events import (
 from s3p_codec.s2s.limits import Limits
 from s3p_codec.s2s.wire import RawFrame, decode_terminal, encode_frame, encode_terminal, read_frame
 
-__all__ = ["Connection", "Session", "State", "terminal_error"]
+__all__ = ["Connection", "ConnectionState", "Session", "State", "terminal_error"]
 
 
 class Session(enum.Enum):
@@ -66,7 +68,7 @@ class Session(enum.Enum):
     READ = "read"
 
 
-class State(enum.Enum):
+class ConnectionState(enum.Enum):
     """``OPEN`` carries frames; ``CLOSED`` is a clean end of the peer's body; ``TERMINATED``
     follows a terminal frame either way; ``ERROR`` follows a fatal protocol error."""
 
@@ -74,6 +76,10 @@ class State(enum.Enum):
     CLOSED = "closed"
     TERMINATED = "terminated"
     ERROR = "error"
+
+
+#: The name ``ConnectionState`` had before all five packages used the same one.
+State = ConnectionState
 
 
 def terminal_error(terminal: Terminal) -> SessionTerminated:
@@ -92,6 +98,10 @@ class Connection:
     ``Accept-Encoding`` on the server, configured on the client); it is applied only to
     encoded messages of at least ``limits.compression_threshold`` bytes. Received frames may
     use any algorithm.
+
+    ``observe_only`` is for a passive reader (a capture's Observer) of an append session's
+    response body: it sees the acks without having sent the inputs (the other direction is
+    decoded separately), so acks are decoded without being matched to inputs.
     """
 
     def __init__(
@@ -101,6 +111,7 @@ class Connection:
         *,
         compression: Compression = Compression.NONE,
         limits: Limits | None = None,
+        observe_only: bool = False,
     ) -> None:
         self._role = role
         self._session = session
@@ -111,10 +122,10 @@ class Connection:
         self._limits = limits if limits is not None else Limits()
         self._buffer = ReceiveBuffer()
         self._codec = Codec(self._limits.max_zstd_window)
-        self._state = State.OPEN
+        self._state = ConnectionState.OPEN
         self._eof = False
         self._our_terminal = False
-        self._reply_pending = False
+        self._reply_gate = ReplyAfterError()  # the Terminal a server owes after a fatal error
         self._advising_reconnect = False
         self._reconnect_reported = False
         self._pending: list[Event] = []
@@ -122,7 +133,7 @@ class Connection:
         self._unacked: deque[int] = deque()
         self._last_ack_end: int | None = None
         self._last_frame_at: float | None = None
-        self._passive = False
+        self._passive = observe_only
         self._last_compression: Compression | None = None
 
     # -- the Connection protocol ---------------------------------------------------------------
@@ -138,8 +149,8 @@ class Connection:
         return self._session
 
     @property
-    def state(self) -> State:
-        """Where the session is (``State``); TERMINATED, CLOSED and ERROR are final."""
+    def state(self) -> ConnectionState:
+        """Where the session is (``ConnectionState``); TERMINATED, CLOSED and ERROR are final."""
         return self._state
 
     @property
@@ -151,11 +162,13 @@ class Connection:
     def finished(self) -> bool:
         """True once no more traffic can flow: terminal sent or received, error, or both bodies
         done (the peer's body ended and, on a server append session, every input acked)."""
-        if self._reply_pending:
-            return False
-        if self._state in (State.TERMINATED, State.ERROR):
-            return True
-        return self._state is State.CLOSED and not self._unacked
+        state = self._state
+        return finished(
+            self._reply_gate,
+            ended=state is ConnectionState.TERMINATED or state is ConnectionState.ERROR,
+            closed=state is ConnectionState.CLOSED,
+            outstanding=bool(self._unacked),
+        )
 
     @property
     def last_compression(self) -> Compression | None:
@@ -167,10 +180,16 @@ class Connection:
         """Append session: how many inputs await their ack."""
         return len(self._unacked)
 
-    def _observe_only(self) -> None:
-        # For the Observer, which sees acks without having sent the inputs: decode acks
-        # without matching them to inputs (the other direction is decoded separately).
-        self._passive = True
+    @property
+    def observe_only(self) -> bool:
+        """Whether acks are decoded without matching them to sent inputs (a passive reader)."""
+        return self._passive
+
+    @property
+    def position(self) -> int:
+        """How many bytes of the peer's body were consumed as whole frames: an event's frame
+        spans the bytes between the positions before and after ``next_event`` returned it."""
+        return self._buffer.position
 
     def advise_reconnect(self) -> None:
         """Server: set the "reconnect advised" flag on every later regular frame (draining).
@@ -186,7 +205,7 @@ class Connection:
     def send(self, event: Event) -> bytes:
         """Bytes of one frame carrying ``event``; ``LocalProtocolError`` (nothing sent) if the
         event is not allowed now."""
-        if self._state is State.ERROR and not self._reply_pending:
+        if self._state is ConnectionState.ERROR and not self._reply_gate.owed:
             raise LocalProtocolError("connection is in state ERROR", code=ErrorCode.INVALID)
         if self._our_terminal:
             raise LocalProtocolError(
@@ -196,11 +215,11 @@ class Connection:
             if self._role is Role.CLIENT and self._session is Session.READ:
                 raise self._local("a read session's request carries no frames")
             return self._send_terminal(event)
-        if self._state is State.TERMINATED:
+        if self._state is ConnectionState.TERMINATED:
             raise LocalProtocolError(
                 "a terminal frame was received: no further frames", code=ErrorCode.INVALID
             )
-        if self._reply_pending:
+        if self._reply_gate.owed:
             raise LocalProtocolError(
                 "after a fatal error only the error's Terminal reply may be sent",
                 code=ErrorCode.INVALID,
@@ -245,9 +264,9 @@ class Connection:
         """
         if self._pending:
             return self._pending.pop(0)
-        if self._state is State.ERROR:
+        if self._state is ConnectionState.ERROR:
             raise RemoteProtocolError("connection is in state ERROR", code=ErrorCode.BAD_FRAME)
-        if self._state is not State.OPEN:
+        if self._state is not ConnectionState.OPEN:
             return NEED_DATA
         try:
             frame = read_frame(self._buffer, self._limits.max_frame_length)
@@ -259,7 +278,7 @@ class Connection:
                 self._last_frame_at = now
             return self._handle(frame)
         except SessionTerminated:
-            self._state = State.TERMINATED
+            self._state = ConnectionState.TERMINATED
             raise
         except RemoteProtocolError as exc:
             raise self._fail(exc) from None
@@ -289,14 +308,14 @@ class Connection:
         if (
             self._role is not Role.CLIENT
             or self._session is not Session.READ
-            or self._state is not State.OPEN
+            or self._state is not ConnectionState.OPEN
         ):
             return
         if self._last_frame_at is None:
             self._last_frame_at = now
             return
         if now - self._last_frame_at >= self._limits.heartbeat_timeout:
-            self._state = State.ERROR
+            self._state = ConnectionState.ERROR
             raise RemoteProtocolError(
                 f"no frame for {now - self._last_frame_at:.1f} s "
                 f"(limit {self._limits.heartbeat_timeout:g} s)",
@@ -372,7 +391,7 @@ class Connection:
         return data
 
     def _send_terminal(self, event: Terminal) -> bytes:
-        if self._state is State.TERMINATED:
+        if self._state is ConnectionState.TERMINATED:
             raise LocalProtocolError(
                 "a terminal frame was received: no further frames", code=ErrorCode.INVALID
             )
@@ -380,9 +399,9 @@ class Connection:
             raise self._local("Terminal expected")
         data = encode_terminal(event, max_length=self._limits.max_frame_length)
         self._our_terminal = True
-        self._reply_pending = False
-        if self._state is State.OPEN or self._state is State.CLOSED:
-            self._state = State.TERMINATED
+        self._reply_gate.pay(event)  # any Terminal answers the error (its wording is ours)
+        if self._state is ConnectionState.OPEN or self._state is ConnectionState.CLOSED:
+            self._state = ConnectionState.TERMINATED
         return data
 
     def _handle(self, frame: RawFrame) -> Event:
@@ -436,13 +455,13 @@ class Connection:
                 f"append session ended with {len(self._unacked)} unacknowledged inputs",
                 code=ErrorCode.INVALID,
             )
-        self._state = State.CLOSED
+        self._state = ConnectionState.CLOSED
 
     def _fail(self, exc: RemoteProtocolError) -> RemoteProtocolError:
-        self._state = State.ERROR
+        self._state = ConnectionState.ERROR
         if self._role is Role.SERVER and isinstance(exc.code, ErrorCode) and not self._our_terminal:
-            self._reply_pending = True
             exc.reply = Terminal(
                 status=status_of(exc.code), code=exc.code.value, message=exc.message
             )
+            self._reply_gate.owe(exc.reply)
         return exc

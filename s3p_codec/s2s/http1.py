@@ -23,9 +23,17 @@ from collections.abc import Iterator
 import attrs
 import h11
 
-from s3p_codec._core import NEED_DATA, LocalProtocolError, NeedData, RemoteProtocolError, Role
+from s3p_codec._core import (
+    NEED_DATA,
+    LocalProtocolError,
+    NeedData,
+    RemoteProtocolError,
+    ReplyAfterError,
+    Role,
+    finished,
+)
 from s3p_codec._core.h11input import H11Input
-from s3p_codec.s2s.connection import Connection, Session, State
+from s3p_codec.s2s.connection import Connection, ConnectionState, Session
 from s3p_codec.s2s.errors import ErrorCode, SessionTerminated
 from s3p_codec.s2s.events import AppendInput, Event, Terminal
 from s3p_codec.s2s.http import (
@@ -85,7 +93,7 @@ class Http1Connection(H11Input):
         self._error_status: int | None = None
         self._error_body = bytearray()
         self._failed = False
-        self._reply_pending = False
+        self._reply_gate = ReplyAfterError()  # what a server owes after a fatal error
         self._response_done = False
         self._start_input()
 
@@ -107,28 +115,26 @@ class Http1Connection(H11Input):
         return self._session
 
     @property
-    def state(self) -> State:
+    def state(self) -> ConnectionState:
         """The session's state once it is open, ERROR after a failure, CLOSED after the response."""
         if self._failed:
-            return State.ERROR
-        if self._session is not None and self._session.state is not State.OPEN:
+            return ConnectionState.ERROR
+        if self._session is not None and self._session.state is not ConnectionState.OPEN:
             return self._session.state
         if self._response_done:
-            return State.CLOSED
-        return State.OPEN
+            return ConnectionState.CLOSED
+        return ConnectionState.OPEN
 
     @property
     def finished(self) -> bool:
         """True once the exchange is over (response done, or failed with no reply owed): close the
         transport.
         """
-        if self._reply_pending:
-            return False
-        if self._failed:
-            return True
         if self._role is Role.SERVER:
-            return self._h11.our_state in (h11.DONE, h11.MUST_CLOSE, h11.CLOSED)
-        return self._response_done
+            done = self._h11.our_state in (h11.DONE, h11.MUST_CLOSE, h11.CLOSED)
+        else:
+            done = self._response_done
+        return finished(self._reply_gate, ended=self._failed or done)
 
     def send(self, event: Http1SendEvent) -> bytes:
         """The bytes of a session request, response head, error response, session event or end of
@@ -160,7 +166,7 @@ class Http1Connection(H11Input):
         except RemoteProtocolError as exc:
             self._failed = True
             if self._role is Role.SERVER and exc.reply is not None:
-                self._reply_pending = True
+                self._reply_gate.owe(exc.reply)
             raise
 
     def events(self) -> Iterator[Http1Event]:
@@ -209,7 +215,7 @@ class Http1Connection(H11Input):
                 event = self._session.next_event()
                 if event is not NEED_DATA:
                     return event
-                if self._session.state is not State.OPEN:
+                if self._session.state is not ConnectionState.OPEN:
                     return NEED_DATA
             try:
                 item = self._next_h11_event()
@@ -260,9 +266,11 @@ class Http1Connection(H11Input):
             data = self._h11.send(h11.Response(status_code=status, headers=headers)) or b""
             data += self._h11.send(h11.Data(data=body)) or b""
             data += self._h11.send(h11.EndOfMessage()) or b""
-            self._reply_pending = False
+            # An error response answers whatever was owed: before the session opens, an S2S
+            # error can only be told as a plain HTTP error, whichever form the reply had.
+            self._reply_gate.forgive()
             return data
-        if self._failed and not self._reply_pending:
+        if self._failed and not self._reply_gate.owed:
             raise LocalProtocolError("connection is in state ERROR", code=ErrorCode.INVALID)
         if isinstance(event, SessionResponse):
             if self._request is None or self._opened:
@@ -290,7 +298,9 @@ class Http1Connection(H11Input):
         if isinstance(event, SessionRequest):
             raise LocalProtocolError("a server cannot send a request", code=ErrorCode.INVALID)
         frame = self._session.send(event)
-        self._reply_pending = False
+        # A frame the session let out settles what was owed (after an S2S error the session
+        # lets out only its Terminal).
+        self._reply_gate.forgive()
         data = self._h11.send(h11.Data(data=frame)) or b""
         if isinstance(event, Terminal):
             data += self._h11.send(h11.EndOfMessage()) or b""
@@ -303,11 +313,11 @@ class Http1Connection(H11Input):
                     event = self._session.next_event()
                 except RemoteProtocolError as exc:
                     if exc.reply is not None:
-                        self._reply_pending = True
+                        self._reply_gate.owe(exc.reply)
                     raise
                 if event is not NEED_DATA:
                     return event
-                if self._session.state is not State.OPEN:
+                if self._session.state is not ConnectionState.OPEN:
                     return NEED_DATA
             try:
                 item = self._next_h11_event()

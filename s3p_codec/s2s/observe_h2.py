@@ -77,7 +77,8 @@ from s3p_codec._core import (
     RemoteProtocolError,
     Role,
 )
-from s3p_codec.s2s.connection import Connection, State
+from s3p_codec.s2s.bodymap import BodyMap
+from s3p_codec.s2s.connection import Connection, ConnectionState
 from s3p_codec.s2s.errors import SessionTerminated
 from s3p_codec.s2s.events import Event
 from s3p_codec.s2s.http import (
@@ -88,7 +89,6 @@ from s3p_codec.s2s.http import (
     parse_request,
 )
 from s3p_codec.s2s.limits import Limits
-from s3p_codec.s2s.observe import _BodyMap
 
 __all__ = [
     "MAX_HEADER_BLOCK",
@@ -204,7 +204,7 @@ class _Body:
 
     def __init__(self, conn: Connection, origin: int) -> None:
         self.conn = conn
-        self.places = _BodyMap(origin)
+        self.places = BodyMap(origin)
         self.last = (origin, origin)  # range of the last frame reported
         self.usable = True  # False once its S2S stream broke
 
@@ -677,8 +677,9 @@ class Http2Observer:
         except RemoteProtocolError as exc:
             self._out.append(ObservedError(_S2C, exc, start, resynchronized=True))
             return
-        reader = Connection(Role.CLIENT, stream.request.session, limits=self._limits)
-        reader._observe_only()
+        reader = Connection(
+            Role.CLIENT, stream.request.session, limits=self._limits, observe_only=True
+        )
         stream.bodies[_S2C] = _Body(reader, end)
         self._out.append(Observed(_S2C, response, start, end, stream.pair))
 
@@ -698,7 +699,12 @@ class Http2Observer:
             stream.error_body += data[: _MAX_ERROR_BODY - len(stream.error_body)]
         else:
             body = stream.bodies.get(direction)
-            if body is not None and body.usable and body.conn.state is State.OPEN and data:
+            if (
+                body is not None
+                and body.usable
+                and body.conn.state is ConnectionState.OPEN
+                and data
+            ):
                 body.places.add(at, len(data))
                 body.conn.receive_data(data)
                 self._body_events(direction, stream, body)
@@ -712,7 +718,7 @@ class Http2Observer:
         if direction is _S2C and stream.error_start is not None:
             self._error_response(stream, side.buffer.position)
         body = stream.bodies.get(direction)
-        if body is not None and body.usable and body.conn.state is State.OPEN:
+        if body is not None and body.usable and body.conn.state is ConnectionState.OPEN:
             body.conn.receive_data(b"")
             self._body_events(direction, stream, body)
         if len(stream.ended) == 2:
@@ -750,7 +756,7 @@ class Http2Observer:
         conn = body.conn
         places = body.places
         while True:
-            before = conn._buffer.position
+            before = conn.position
             try:
                 event = conn.next_event()
             except SessionTerminated as ended:
@@ -774,7 +780,7 @@ class Http2Observer:
         event: Event,
         before: int,
     ) -> None:
-        after = body.conn._buffer.position
+        after = body.conn.position
         if after != before:
             body.last = (body.places.start(before), body.places.end(after))
         # else a ``ReconnectAdvised``: a flag of the frame just reported

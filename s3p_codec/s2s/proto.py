@@ -2,10 +2,12 @@
 
 Why by hand and not the protobuf runtime, decided by measurement (``benchmarks/s2s_bench.py``,
 CPU time, best of alternating rounds): decoding a ReadBatch frame to typed events costs
-1.33-1.37x the runtime's ``ParseFromString`` plus building the same events for 100 records of
-1 KiB, and 1.14x for 1,000 records of 64 bytes (target: at most 1.5x). The runtime parses in C,
-but reading each field back into Python and building the events, which both paths pay, is most
-of the cost; records as S2 writes them take a straight-line path here. The runtime
+1.25-1.37x the runtime's ``ParseFromString`` plus building the same events for 100 records of
+1 KiB, and 1.04-1.14x for 1,000 records of 64 bytes, with two headers per record or none,
+plain or zstd (target: at most 1.5x). The runtime parses in C, but reading each field back
+into Python and building the events (``attrs`` constructors), which both paths pay, is most of
+the cost; records in the runtimes' field order take a straight-line path here, headers
+included (through the general loop alone, records with headers cost about 2x). The runtime
 would buy that margin at the price of a runtime dependency (it is test-only here), a generated
 schema module, and errors we do not control (``DecodeError`` carries no code and no position).
 So the codec owns its wire code, and ``tests/s2s/test_proto.py`` proves both directions agree
@@ -382,16 +384,17 @@ def _payload(data: bytes, length_at: int, end: int) -> bytes:
 
 
 def _decode_sequenced_record(data: bytes, pos: int, end: int) -> SequencedRecord:
-    """A record as S2 writes it (seq_num, timestamp, body; no headers) in straight-line code,
-    which is where a read session spends its time; anything else (headers, another field
-    order, unknown fields, any doubt) is parsed again from the start by the general loop.
-    Reading past ``end`` only ever leads to that fallback (or to an IndexError off the end of
-    ``data``, which the caller turns into bad_proto)."""
+    """A record as the runtimes write it (fields in field-number order, each at most once:
+    seq_num, timestamp, headers, body; any of them absent when at its default) in straight-line
+    code, which is where a read session spends its time. Anything else (another field order,
+    a repeated scalar, unknown fields, a header over 127 bytes, any doubt) is parsed again from
+    the start by the general loop. Reading past ``end`` only ever leads to that fallback (or to
+    an IndexError off the end of ``data``, which the caller turns into bad_proto)."""
     start = pos
+    seq_num = timestamp = seq_shift = ts_shift = 0
     if pos < end and data[pos] == 0x08:
         seq_num = data[pos + 1]
         pos += 2
-        seq_shift = 0
         if seq_num >= 0x80:
             seq_num &= 0x7F
             while True:
@@ -401,36 +404,62 @@ def _decode_sequenced_record(data: bytes, pos: int, end: int) -> SequencedRecord
                 seq_num |= (byte & 0x7F) << seq_shift
                 if byte < 0x80:
                     break
-        if pos < end and data[pos] == 0x10:
-            timestamp = data[pos + 1]
+    if pos < end and data[pos] == 0x10:
+        timestamp = data[pos + 1]
+        pos += 2
+        if timestamp >= 0x80:
+            timestamp &= 0x7F
+            while True:
+                ts_shift += 7
+                byte = data[pos]
+                pos += 1
+                timestamp |= (byte & 0x7F) << ts_shift
+                if byte < 0x80:
+                    break
+    headers: tuple[Header, ...] = ()
+    if pos < end and data[pos] == 0x1A:
+        found: list[Header] = []
+        while pos < end and data[pos] == 0x1A:
+            # One Header, its length and both field lengths one byte each (under 128 bytes).
+            stop = pos + 2 + data[pos + 1]
+            if data[pos + 1] >= 0x80 or stop > end:
+                return _decode_sequenced_record_any(data, start, end)
             pos += 2
-            ts_shift = 0
-            if timestamp >= 0x80:
-                timestamp &= 0x7F
-                while True:
-                    ts_shift += 7
-                    byte = data[pos]
-                    pos += 1
-                    timestamp |= (byte & 0x7F) << ts_shift
-                    if byte < 0x80:
-                        break
-            if pos < end and data[pos] == 0x22:
+            name = value = b""
+            if pos < stop and data[pos] == 0x0A:
                 size = data[pos + 1]
-                if size < 0x80:
-                    pos += 2
-                elif data[pos + 2] < 0x80:
-                    size = (size & 0x7F) | data[pos + 2] << 7
-                    pos += 3
-                else:
-                    size, pos = _read_varint(data, pos + 1, end)
-                if (
-                    pos + size == end
-                    and seq_shift <= 63
-                    and ts_shift <= 63
-                    and seq_num < _U64
-                    and timestamp < _U64
-                ):
-                    return SequencedRecord(seq_num, timestamp, data[pos:end], ())
+                pos += 2
+                name = data[pos : pos + size]
+                pos += size
+            if pos < stop and data[pos] == 0x12:
+                size = data[pos + 1]
+                pos += 2
+                value = data[pos : pos + size]
+                pos += size
+            if pos != stop:  # a long field, an unknown one, a repeat: the general loop
+                return _decode_sequenced_record_any(data, start, end)
+            found.append(Header(name, value))
+        headers = tuple(found)
+    body = b""
+    if pos < end and data[pos] == 0x22:
+        size = data[pos + 1]
+        if size < 0x80:
+            pos += 2
+        elif data[pos + 2] < 0x80:
+            size = (size & 0x7F) | data[pos + 2] << 7
+            pos += 3
+        else:
+            size, pos = _read_varint(data, pos + 1, end)
+        body = data[pos : pos + size]
+        pos += size
+    if (
+        pos == end
+        and seq_shift <= 63
+        and ts_shift <= 63
+        and seq_num < _U64
+        and timestamp < _U64
+    ):
+        return SequencedRecord(seq_num, timestamp, body, headers)
     return _decode_sequenced_record_any(data, start, end)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from s3p_codec import NEED_DATA, Role, durable
+import pytest
+
+from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role, durable
 from s3p_codec._core.connection import Connection, Observer
 
 
@@ -28,3 +30,60 @@ def test_a_fresh_connection_needs_data_and_is_idle() -> None:
         assert conn.next_event() is NEED_DATA
         assert conn.state is durable.ConnectionState.IDLE
         assert not conn.finished
+
+
+def test_connection_is_a_class_of_both_roles() -> None:
+    client = durable.Connection(Role.CLIENT, host="h:1")
+    server = durable.Connection(Role.SERVER)
+    assert isinstance(durable.Connection, type)
+    assert isinstance(client, durable.Connection)
+    assert isinstance(server, durable.Connection)
+    assert issubclass(durable.ClientConnection, durable.Connection)
+    assert issubclass(durable.ServerConnection, durable.Connection)
+    # The role classes keep their own constructors.
+    direct = durable.ClientConnection(durable.Limits(max_body_size=5), host="x")
+    assert (direct.host, direct.limits.max_body_size) == ("x", 5)
+    assert durable.ServerConnection().role is Role.SERVER
+    assert type(durable.Connection(role=Role.CLIENT)) is durable.ClientConnection
+
+
+def test_error_codes_without_a_status_are_enum_members_equal_to_their_old_strings() -> None:
+    client = durable.Connection(Role.CLIENT)
+    client.send(durable.Head("/v1/stream/x"))
+    with pytest.raises(LocalProtocolError) as caught:
+        client.send(durable.Head("/v1/stream/x"))
+    assert caught.value.code is durable.ConnectionErrorCode.STATE
+    assert caught.value.code == "state"
+    client.receive_data(b"")
+    with pytest.raises(LocalProtocolError) as eof:
+        client.receive_data(b"late")
+    assert eof.value.code is durable.ConnectionErrorCode.EOF
+    assert eof.value.code == "eof"
+
+
+def test_expect_response_is_for_an_idle_connection_only() -> None:
+    client = durable.Connection(Role.CLIENT)
+    client.expect_response(durable.Head("/v1/stream/x"), b"HEAD", b"/v1/stream/x")
+    assert client.state is durable.ConnectionState.BUSY
+    with pytest.raises(LocalProtocolError):
+        client.expect_response(None, b"GET", b"/")
+
+
+def test_the_server_says_where_a_request_began_and_what_it_asked() -> None:
+    server = durable.Connection(Role.SERVER)
+    good = b"HEAD /v1/stream/x HTTP/1.1\r\nHost: a\r\n\r\n"
+    bad = b"POST /v1/stream/x HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n"
+    server.receive_data(good + bad)
+    assert server.message_start == 0
+    request = server.next_event()
+    assert isinstance(request, durable.Head)
+    assert server.request_line == (b"HEAD", b"/v1/stream/x")
+    assert server.message_start == len(good)
+    server.send(durable.StreamInfo(next_offset="0000000000000000_0000000000000000"))
+    assert server.request_line is None
+    with pytest.raises(RemoteProtocolError) as caught:
+        server.next_event()  # an empty append body: refused, the reply owed
+    assert server.request_line == (b"POST", b"/v1/stream/x")
+    assert caught.value.reply is not None
+    server.send(caught.value.reply)
+    assert not server.finished

@@ -492,3 +492,40 @@ def test_last_compression_reports_the_flag_of_the_last_frame() -> None:
     client.receive_data(server.send(s2s.Heartbeat(POS(1, 0))))
     client.next_event()
     assert client.last_compression is Compression.NONE
+
+
+def test_old_names_stay_importable() -> None:
+    from s3p_codec.s2s import observe, observer
+
+    assert s2s.State is s2s.ConnectionState
+    assert observe.Observer is observer.Observer is s2s.Observer
+
+
+def test_position_counts_the_body_bytes_taken_as_frames() -> None:
+    server = s2s.Connection(Role.SERVER, READ)
+    client = s2s.Connection(Role.CLIENT, READ)
+    frame = server.send(s2s.Heartbeat(POS(1, 0)))
+    client.receive_data(frame + frame[:2])
+    assert client.position == 0
+    client.next_event()
+    assert client.position == len(frame)
+    assert client.next_event() is NEED_DATA
+    assert client.position == len(frame)
+
+
+def test_an_observe_only_reader_takes_acks_without_inputs() -> None:
+    server = s2s.Connection(Role.SERVER, APPEND)
+    client = s2s.Connection(Role.CLIENT, APPEND)
+    server.receive_data(client.send(s2s.AppendInput((s2s.AppendRecord(b"x"),))))
+    server.next_event()
+    ack = s2s.AppendAck(POS(0, 1), POS(1, 1), POS(1, 1))
+    wire = server.send(ack)
+    passive = s2s.Connection(Role.CLIENT, APPEND, observe_only=True)
+    assert passive.observe_only
+    assert not client.observe_only
+    passive.receive_data(wire)
+    assert passive.next_event() == ack
+    strict = s2s.Connection(Role.CLIENT, APPEND)
+    strict.receive_data(wire)
+    with pytest.raises(RemoteProtocolError):
+        strict.next_event()

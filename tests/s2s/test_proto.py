@@ -427,6 +427,42 @@ def test_the_fast_record_path_agrees_with_the_general_loop(record: bytes, suffix
     assert outcome(proto._decode_sequenced_record) == outcome(proto._decode_sequenced_record_any)
 
 
+_long_headers = st.builds(
+    s2s.Header, st.binary(min_size=100, max_size=200), st.binary(max_size=200)
+)
+
+
+@given(
+    record=sequenced_records | st.builds(
+        s2s.SequencedRecord,
+        seq_num=U64,
+        timestamp=U64,
+        body=st.binary(max_size=40),
+        headers=st.lists(headers | _long_headers, max_size=3).map(tuple),
+    ),
+    flip=st.integers(min_value=0, max_value=1 << 16),
+    byte=st.integers(min_value=0, max_value=255),
+    suffix=st.binary(max_size=12),
+)
+def test_the_fast_record_path_agrees_on_damaged_records_with_headers(
+    record: s2s.SequencedRecord, flip: int, byte: int, suffix: bytes
+) -> None:
+    # Records with headers, long ones included, one byte overwritten: the straight-line path
+    # reads header lengths and field tags; whatever the damage, it decides like the general loop.
+    encoded = bytearray(proto._sequenced_record(record))
+    if encoded:
+        encoded[flip % len(encoded)] = byte
+    data = bytes(encoded) + suffix
+
+    def outcome(decode: Any) -> object:
+        try:
+            return decode(data, 0, len(encoded))
+        except (RemoteProtocolError, IndexError):
+            return "error"
+
+    assert outcome(proto._decode_sequenced_record) == outcome(proto._decode_sequenced_record_any)
+
+
 def test_the_fast_record_path_refuses_what_the_runtime_refuses() -> None:
     too_long = b"\x08" + b"\x80" * 10 + b"\x00" + b"\x10\x01\x22\x00"  # 11-byte seq_num varint
     too_big = b"\x08" + b"\xff" * 9 + b"\x7f" + b"\x10\x01\x22\x00"  # above 2**64 - 1

@@ -1,0 +1,421 @@
+"""Passive decoding of captured S2S sessions: S2S frames inside HTTP/1.1 or HTTP/2 bodies.
+
+One ``Observer`` per TCP connection, fed both directions. It picks the HTTP version from the
+first bytes the client sent: the HTTP/2 connection preface
+(``PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n``, what the official SDKs send to an ``http://``
+endpoint) hands the connection to
+``observe_h2.Http2Observer`` (which needs the ``hpack`` package, in the ``capture`` extra);
+anything else is HTTP/1.1, decoded here. The server's bytes wait until the client's decide.
+Without any client bytes (the client's side lost or silent), a server side that opens with a
+SETTINGS frame is taken for HTTP/2.
+
+HTTP/1.1: requests are parsed with h11 (one
+h11 machine per direction, each told what the other side said so that both stay in step across
+keep-alive cycles); a request that opens an S2S session (``s2s.http.parse_request``) gets a
+fresh ``pair_id``, and the frames of both bodies are decoded by an ``s2s.Connection`` per body
+(server role for the request body, client role for the response body), tagged with that id.
+Other HTTP exchanges (the JSON REST calls around sessions) are skipped.
+
+Reported: ``SessionRequest``; ``SessionResponse`` for a 200 with ``s2s/proto``, or
+``ErrorResponse`` (status and JSON ``code``/``message``) for a refusal; then ``AppendInput`` /
+``AppendAck`` / ``ReadBatch`` / ``Heartbeat`` / ``ReconnectAdvised``; a terminal frame is reported
+as a ``Terminal`` event (a capture shows it; it is not a decoding failure).
+
+Offsets are exact positions in the direction's byte stream, whatever the chunking of the
+``observe`` calls. h11 reports no positions, so they are measured: the first byte h11 has not
+consumed sits at ``bytes fed - len(trailing_data[0])``, read once per h11 event. A
+``SessionRequest``/``SessionResponse`` spans its message head, an ``ErrorResponse`` its whole
+message. Chunked transfer encoding puts framing bytes between the TCP bytes and the frames, so
+each h11 ``Data`` event is located on the wire (its bytes are the last ones consumed) and an
+S2S frame's body positions (``Connection.position``) are mapped through those pieces
+(``s2s.bodymap.BodyMap``): a frame
+spans exactly its own bytes, chunk framing around it belongs to no event. A
+``ReconnectAdvised`` is a flag of the frame before it and reports that frame's range.
+
+A broken stream yields ``ObservedError`` (at the broken frame, or where h11 stopped); S2S has no
+resynchronisation point inside an HTTP body, so that direction is abandoned
+(``resynchronized=False``), as it is after a gap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+import h11
+
+from s3p_codec._core import (
+    NEED_DATA,
+    Direction,
+    Observed,
+    ObservedError,
+    ObservedGap,
+    ObserverOutput,
+    RemoteProtocolError,
+    Role,
+)
+from s3p_codec.s2s.bodymap import BodyMap
+from s3p_codec.s2s.connection import Connection, ConnectionState
+from s3p_codec.s2s.errors import ErrorCode, SessionTerminated
+from s3p_codec.s2s.events import Event
+from s3p_codec.s2s.http import (
+    ErrorResponse,
+    SessionRequest,
+    SessionResponse,
+    check_response,
+    parse_request,
+)
+
+if TYPE_CHECKING:
+    from s3p_codec.s2s.observe_h2 import Http2Observer
+
+__all__ = ["Observer", "ObserverEvent"]
+
+#: The events an S2S ``Observer`` yields: HTTP heads, error responses and session frames.
+ObserverEvent = SessionRequest | SessionResponse | ErrorResponse | Event
+_Output = ObserverOutput[ObserverEvent]
+_MAX_ERROR_BODY = 64 * 1024
+_CHUNKED = [(b"transfer-encoding", b"chunked")]
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+_MAX_HELD = 64 * 1024  # server bytes held while the client's first bytes are awaited
+
+
+class Observer:
+    """Decodes both directions of one captured connection (HTTP/1.1 or HTTP/2) carrying S2S."""
+
+    #: HTTP has no frame marker to hunt for: after a gap a direction is abandoned.
+    resynchronizes: ClassVar[bool] = False
+
+    def __init__(self) -> None:
+        self._inner: _Http1Observer | Http2Observer | _Undecodable | None = None
+        self._opening = bytearray()  # the client's bytes while the version is undecided
+        self._held: list[tuple[str, bytes | int]] = []  # the server's calls meanwhile
+        self._held_size = 0
+        self._failed: list[_Output] = []
+
+    def observe(self, direction: Direction, data: bytes) -> Sequence[_Output]:
+        """Feed bytes seen travelling ``direction``; the client's first bytes pick HTTP/2 or
+        HTTP/1.1 decoding.
+        """
+        if self._inner is not None:
+            return self._inner.observe(direction, data)
+        if direction is Direction.SERVER_TO_CLIENT:
+            self._held.append(("data", data))
+            self._held_size += len(data)
+            return self._decide(None) if self._held_size > _MAX_HELD else []
+        self._opening += data
+        size = min(len(self._opening), len(_H2_PREFACE))
+        if self._opening[:size] != _H2_PREFACE[:size]:
+            return self._decide(False)
+        return self._decide(True) if size == len(_H2_PREFACE) else []
+
+    def gap(self, direction: Direction, size: int) -> Sequence[_Output]:
+        """``size`` bytes were lost in ``direction`` (server bytes are held until the HTTP version
+        is known).
+        """
+        if self._inner is not None:
+            return self._inner.gap(direction, size)
+        if direction is Direction.SERVER_TO_CLIENT:
+            self._held.append(("gap", size))
+            return []
+        out = self._decide(None)
+        return [*out, *self._current().gap(direction, size)]
+
+    def close(self, direction: Direction) -> Sequence[_Output]:
+        """No more bytes come in ``direction``; once the HTTP version is known, the decoder for it
+        reports what was cut short.
+        """
+        if self._inner is not None:
+            return self._inner.close(direction)
+        if direction is Direction.SERVER_TO_CLIENT:
+            self._held.append(("close", 0))
+            return []
+        out = self._decide(True if self._opening else None)
+        return [*out, *self._current().close(direction)]
+
+    def _current(self) -> _Http1Observer | Http2Observer | _Undecodable:
+        assert self._inner is not None
+        return self._inner
+
+    def _decide(self, http2: bool | None) -> list[_Output]:
+        """Hand the connection to one decoder and replay what was held back."""
+        if http2 is None:  # no word from the client: does the server open with SETTINGS?
+            first = b"".join(d for kind, d in self._held if isinstance(d, bytes))[:9]
+            http2 = first[3:4] == b"\x04" and first[5:9] == bytes(4)
+        out: list[_Output] = []
+        if http2:
+            try:
+                from s3p_codec.s2s.observe_h2 import Http2Observer  # noqa: PLC0415 - hpack
+            except ImportError as exc:
+                self._inner = _Undecodable()
+                error = RemoteProtocolError(
+                    f"decoding HTTP/2 needs the hpack package (s3p-codec[capture]): {exc}",
+                    code=ErrorCode.INTERNAL,
+                )
+                return [ObservedError(d, error, 0) for d in Direction]
+            self._inner = Http2Observer()
+        else:
+            self._inner = _Http1Observer()
+        inner = self._inner
+        if self._opening:
+            out += inner.observe(Direction.CLIENT_TO_SERVER, bytes(self._opening))
+        self._opening = bytearray()
+        for kind, item in self._held:
+            if kind == "data":
+                assert isinstance(item, bytes)
+                out += inner.observe(Direction.SERVER_TO_CLIENT, item)
+            elif kind == "gap":
+                assert isinstance(item, int)
+                out += inner.gap(Direction.SERVER_TO_CLIENT, item)
+            else:
+                out += inner.close(Direction.SERVER_TO_CLIENT)
+        self._held = []
+        return out
+
+
+class _Undecodable:
+    """What HTTP/2 turns into without the ``hpack`` package: nothing more to report."""
+
+    def observe(self, direction: Direction, data: bytes) -> Sequence[_Output]:
+        return []
+
+    def gap(self, direction: Direction, size: int) -> Sequence[_Output]:
+        return []
+
+    def close(self, direction: Direction) -> Sequence[_Output]:
+        return []
+
+
+class _Http1Observer:
+    """Decodes both directions of one captured HTTP/1.1 connection that carries S2S sessions."""
+
+    def __init__(self) -> None:
+        self._c2s = h11.Connection(h11.SERVER)  # parses what the client sent
+        self._s2c = h11.Connection(h11.CLIENT)  # parses what the server sent
+        self._offset = {Direction.CLIENT_TO_SERVER: 0, Direction.SERVER_TO_CLIENT: 0}
+        # Stream offset where the message being parsed began (the end of the previous one).
+        self._message_start = {Direction.CLIENT_TO_SERVER: 0, Direction.SERVER_TO_CLIENT: 0}
+        self._dead: set[Direction] = set()
+        self._next_pair = 0
+        self._pair: int | None = None  # pair id of the current exchange, if it is a session
+        self._request: SessionRequest | None = None
+        self._bodies: dict[Direction, Connection] = {}
+        self._maps: dict[Direction, BodyMap] = {}
+        self._last_frame: dict[Direction, tuple[int, int]] = {}
+        self._failure_start: dict[Direction, int] = {}
+        self._error_status: int | None = None
+        self._error_body = bytearray()
+
+    # -- Observer protocol -----------------------------------------------------------------------
+
+    def observe(self, direction: Direction, data: bytes) -> Sequence[_Output]:
+        self._offset[direction] += len(data)
+        if direction in self._dead or not data:
+            return []
+        try:
+            self._machine(direction).receive_data(data)
+        except RuntimeError:  # data after the connection was closed
+            return []
+        return self._drain()
+
+    def gap(self, direction: Direction, size: int) -> Sequence[_Output]:
+        start = self._offset[direction]
+        self._offset[direction] += size
+        already = direction in self._dead
+        self._dead.add(direction)
+        return [] if already else [ObservedGap(direction, start, size, resynchronized=False)]
+
+    def close(self, direction: Direction) -> Sequence[_Output]:
+        if direction in self._dead:
+            return []
+        try:
+            self._machine(direction).receive_data(b"")
+        except RuntimeError:
+            return []
+        return self._drain()
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _machine(self, direction: Direction) -> h11.Connection:
+        return self._c2s if direction is Direction.CLIENT_TO_SERVER else self._s2c
+
+    def _consumed(self, direction: Direction) -> int:
+        """Stream offset of the first byte h11 has not consumed (one copy of its buffer)."""
+        return self._offset[direction] - len(self._machine(direction).trailing_data[0])
+
+    def _drain(self) -> list[_Output]:
+        out: list[_Output] = []
+        progress = True
+        while progress:
+            progress = False
+            for direction in (Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT):
+                if direction in self._dead:
+                    continue
+                try:
+                    if self._step(direction, out):
+                        progress = True
+                except RemoteProtocolError as exc:
+                    self._fail(direction, exc, out)
+                except h11.ProtocolError as exc:
+                    error = RemoteProtocolError(f"HTTP/1.1: {exc}", code=ErrorCode.BAD_HEADER)
+                    self._fail(direction, error, out)
+            if self._cycle_done():
+                self._c2s.start_next_cycle()
+                self._s2c.start_next_cycle()
+                self._pair = None
+                self._request = None
+                self._bodies.clear()
+                self._maps.clear()
+                progress = True
+        return out
+
+    def _cycle_done(self) -> bool:
+        return all(
+            machine.our_state is h11.DONE and machine.their_state is h11.DONE
+            for machine in (self._c2s, self._s2c)
+        )
+
+    def _fail(self, direction: Direction, error: RemoteProtocolError, out: list[_Output]) -> None:
+        self._dead.add(direction)
+        start = self._failure_start.pop(direction, None)
+        if start is None:
+            start = self._consumed(direction)  # h11 stopped at its first unconsumed byte
+        out.append(ObservedError(direction, error, start, resynchronized=False))
+
+    def _emit(
+        self, direction: Direction, event: ObserverEvent, start: int, end: int, out: list[_Output]
+    ) -> None:
+        out.append(Observed(direction, event, start, end, self._pair))
+
+    def _body_events(self, direction: Direction, out: list[_Output]) -> bool:
+        body = self._bodies.get(direction)
+        if body is None:
+            return False
+        found = False
+        places = self._maps[direction]
+        while True:
+            before = body.position
+            self._failure_start[direction] = places.start(before)
+            try:
+                event = body.next_event()
+            except SessionTerminated as ended:
+                self._frame(direction, ended.terminal, before, body.position, out)
+                del self._failure_start[direction]
+                return True
+            if event is NEED_DATA:
+                del self._failure_start[direction]
+                return found
+            self._frame(direction, event, before, body.position, out)
+            found = True
+
+    def _frame(
+        self,
+        direction: Direction,
+        event: ObserverEvent,
+        before: int,
+        after: int,
+        out: list[_Output],
+    ) -> None:
+        if after == before:  # ``ReconnectAdvised``: a flag of the frame just reported
+            start, end = self._last_frame[direction]
+        else:
+            places = self._maps[direction]
+            start, end = places.start(before), places.end(after)
+            self._last_frame[direction] = (start, end)
+        self._emit(direction, event, start, end, out)
+
+    def _step(self, direction: Direction, out: list[_Output]) -> bool:
+        """Handle one h11 event of ``direction``; True if anything happened."""
+        if self._body_events(direction, out):
+            return True
+        if direction is Direction.CLIENT_TO_SERVER:
+            item = self._c2s.next_event()
+        else:
+            if self._s2c.our_state is h11.IDLE:
+                return False  # no request seen yet: wait for the client's side
+            item = self._s2c.next_event()
+        if item is h11.NEED_DATA or item is h11.PAUSED:
+            return False
+        if isinstance(item, h11.ConnectionClosed):
+            return False
+        consumed = self._consumed(direction)
+        if isinstance(item, h11.Request):
+            self._on_request(item, consumed, out)
+        elif isinstance(item, h11.Response):
+            self._on_response(item, consumed, out)
+        elif isinstance(item, h11.Data):
+            self._on_data(direction, bytes(item.data), consumed)
+        elif isinstance(item, h11.EndOfMessage):
+            self._on_end(direction, consumed, out)
+        return True
+
+    def _on_request(self, item: h11.Request, consumed: int, out: list[_Output]) -> None:
+        direction = Direction.CLIENT_TO_SERVER
+        # Keep the response parser in step: it must know a request (and its method) was sent.
+        self._s2c.send(h11.Request(method=item.method, target=item.target, headers=[
+            (b"host", b"capture"), *_CHUNKED,
+        ]))  # fmt: skip
+        try:
+            request = parse_request(item.method, item.target, item.headers)
+        except RemoteProtocolError:
+            return  # not an S2S session: a REST call, skipped
+        self._pair = self._next_pair
+        self._next_pair += 1
+        self._request = request
+        self._bodies[direction] = Connection(Role.SERVER, request.session)
+        self._maps[direction] = BodyMap(consumed)
+        self._emit(direction, request, self._message_start[direction], consumed, out)
+
+    def _on_response(self, item: h11.Response, consumed: int, out: list[_Output]) -> None:
+        direction = Direction.SERVER_TO_CLIENT
+        self._c2s.send(h11.Response(status_code=item.status_code, headers=_CHUNKED))
+        self._error_status = None
+        if self._request is None:
+            return
+        if item.status_code != 200:
+            self._error_status = item.status_code
+            self._error_body.clear()
+            return
+        self._failure_start[direction] = self._message_start[direction]
+        response = check_response(item.status_code, item.headers)
+        del self._failure_start[direction]
+        reader = Connection(Role.CLIENT, self._request.session, observe_only=True)
+        self._bodies[direction] = reader
+        self._maps[direction] = BodyMap(consumed)
+        self._emit(direction, response, self._message_start[direction], consumed, out)
+
+    def _on_data(self, direction: Direction, data: bytes, consumed: int) -> None:
+        if direction is Direction.SERVER_TO_CLIENT and self._error_status is not None:
+            self._error_body += data[: _MAX_ERROR_BODY - len(self._error_body)]
+            return
+        body = self._bodies.get(direction)
+        if body is not None and body.state is ConnectionState.OPEN:
+            # h11 hands out a Data event's bytes as the last ones it consumed (after any chunk
+            # header or chunk-ending CRLF), so they sit just before ``consumed``.
+            self._maps[direction].add(consumed - len(data), len(data))
+            body.receive_data(data)
+
+    def _on_end(self, direction: Direction, consumed: int, out: list[_Output]) -> None:
+        start = self._message_start[direction]
+        self._message_start[direction] = consumed
+        if direction is Direction.CLIENT_TO_SERVER:
+            self._s2c.send(h11.EndOfMessage())
+        else:
+            self._c2s.send(h11.EndOfMessage())
+            if self._error_status is not None and self._request is not None:
+                try:
+                    check_response(self._error_status, [], bytes(self._error_body))
+                except SessionTerminated as refused:
+                    terminal = refused.terminal
+                    self._emit(
+                        direction,
+                        ErrorResponse(terminal.status, terminal.code, terminal.message),
+                        start,
+                        consumed,
+                        out,
+                    )
+                self._error_status = None
+        body = self._bodies.get(direction)
+        if body is not None and body.state is ConnectionState.OPEN:
+            body.receive_data(b"")
+            self._body_events(direction, out)
