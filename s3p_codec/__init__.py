@@ -34,6 +34,8 @@ __all__ = [
     "__version__",
 ]
 
+#: The five protocol packages, by the name ``--decode-as``, ``s3p-codec fuzz`` and the port map
+#: accept: the one list every driver imports.
 PROTOCOLS = ("s3p", "rustlog", "s2s", "pravega", "durable")
 
 

@@ -79,44 +79,94 @@ def _payload_size(value: object, depth: int = 0) -> int:
     return sum(_payload_size(getattr(value, n), depth + 1) for n in names if n in _PAYLOAD_FIELDS)
 
 
+_CACHED_CLASSES = 4096
+"""Classes whose field names (and describe plan) are kept: every protocol's event classes fit
+many times over; classes made on the fly beyond that are looked at afresh each time."""
+_NAMES: dict[type, tuple[str, ...]] = {}
+_SCALARS = (int, str, float, bool, type(None))
+
+
 def _field_names(value: object) -> tuple[str, ...]:
-    """Field names of an attrs instance (empty for anything else)."""
+    """Field names of an attrs instance (empty for anything else), known once per class: rows
+    ask for every event."""
     cls = type(value)
-    if not attrs.has(cls):
-        return ()
-    return tuple(f.name for f in attrs.fields(cls))
+    names = _NAMES.get(cls)
+    if names is None:
+        names = tuple(f.name for f in attrs.fields(cls)) if attrs.has(cls) else ()
+        if len(_NAMES) < _CACHED_CLASSES:
+            _NAMES[cls] = names
+    return names
+
+
+@attrs.frozen(slots=True)
+class _Plan:
+    """Which of a class's fields ``describe_event`` looks at, in the order it looks."""
+
+    stream: tuple[str, ...]
+    offset: tuple[str, ...]
+    count: tuple[str, ...]
+    payload: tuple[str, ...]
+    code: tuple[str, ...]
+
+
+_PLANS: dict[type, _Plan | None] = {}
+
+
+def _plan(event: object) -> _Plan | None:
+    """The fields of ``event``'s class for each column (None: not an attrs class)."""
+    cls = type(event)
+    if cls in _PLANS:
+        return _PLANS[cls]
+    names = set(_field_names(event))
+    plan = None
+    if names:
+        plan = _Plan(
+            *(
+                tuple(n for n in candidates if n in names)
+                for candidates in (
+                    _STREAM_FIELDS, _OFFSET_FIELDS, _COUNT_FIELDS, _PAYLOAD_FIELDS, _CODE_FIELDS
+                )
+            )
+        )  # fmt: skip
+    if len(_PLANS) < _CACHED_CLASSES:
+        _PLANS[cls] = plan
+    return plan
 
 
 def describe_event(event: object) -> dict[str, Any]:
     """The key fields of an event, found by field name: stream, offset, count, payload bytes,
     error code. Works for every protocol's attrs events without knowing their classes."""
     found: dict[str, Any] = {}
-    names = set(_field_names(event))
-    if not names:
+    plan = _plan(event)
+    if plan is None:
         return found
-    for name in _STREAM_FIELDS:
-        if name in names and getattr(event, name) is not None:
-            found["stream"] = _text(getattr(event, name))
+    for name in plan.stream:
+        value = getattr(event, name)
+        if value is not None:
+            found["stream"] = _text(value)
             break
-    for name in _OFFSET_FIELDS:
-        if name in names and getattr(event, name) is not None:
-            found["offset"] = _text(getattr(event, name))
+    for name in plan.offset:
+        value = getattr(event, name)
+        if value is not None:
+            found["offset"] = _text(value)
             break
-    for name in _COUNT_FIELDS:
-        if name in names and isinstance(getattr(event, name), tuple | list):
-            found["count"] = len(getattr(event, name))
-            found["payload_bytes"] = _payload_size(getattr(event, name))
+    for name in plan.count:
+        value = getattr(event, name)
+        if isinstance(value, tuple | list):
+            found["count"] = len(value)
+            found["payload_bytes"] = _payload_size(value)
             break
     else:
         count = getattr(event, "count", None)
         if isinstance(count, int) and not isinstance(count, bool):
             found["count"] = count
-        payload = sum(_payload_size(getattr(event, n)) for n in _PAYLOAD_FIELDS if n in names)
+        payload = sum(_payload_size(getattr(event, n)) for n in plan.payload)
         if payload:
             found["payload_bytes"] = payload
-    for name in _CODE_FIELDS:
-        if name in names and getattr(event, name) is not None:
-            found["error_code"] = _text(getattr(event, name))
+    for name in plan.code:
+        value = getattr(event, name)
+        if value is not None:
+            found["error_code"] = _text(value)
             break
     return found
 
@@ -124,6 +174,8 @@ def describe_event(event: object) -> dict[str, Any]:
 def short_repr(value: object, limit: int = 200, depth: int = 0) -> str:
     """A repr that stays short however big the event: long bytes and tuples are cut, with their
     size said. Cheaper than ``repr`` of a whole record batch, which rows never need."""
+    if type(value) in _SCALARS:
+        return shorten(repr(value), limit)
     if isinstance(value, bytes):
         if len(value) <= 32:
             return repr(value)
@@ -135,8 +187,26 @@ def short_repr(value: object, limit: int = 200, depth: int = 0) -> str:
         return "(" + ", ".join(parts) + ("," if len(value) == 1 else "") + ")"
     names = _field_names(value)
     if names and depth < 3:
-        inner = ", ".join(f"{n}={short_repr(getattr(value, n), limit, depth + 1)}" for n in names)
-        return shorten(f"{type(value).__name__}({inner})", limit)
+        head = type(value).__name__ + "("
+        parts = []
+        size = len(head)
+        for name in names:
+            field = getattr(value, name)
+            kind = type(field)
+            if kind in _SCALARS:  # the common fields, without a call each
+                text = repr(field)
+                part = f"{name}={text if len(text) <= limit else text[: limit - 3] + '...'}"
+            elif kind is bytes and len(field) <= 32:
+                part = f"{name}={field!r}"
+            else:
+                part = f"{name}={short_repr(field, limit, depth + 1)}"
+            parts.append(part)
+            size += len(part) + 2
+            if size > limit:  # the rest would be cut off anyway
+                text = head + ", ".join(parts)
+                if len(text) > limit:
+                    return text[: limit - 3] + "..."
+        return shorten(head + ", ".join(parts) + ")", limit)
     return shorten(repr(value), limit)
 
 

@@ -35,6 +35,8 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import attrs
 
+from s3p_codec import PROTOCOLS
+
 __all__ = [
     "DEFAULT_PORTS",
     "PROTOCOLS",
@@ -46,8 +48,6 @@ __all__ = [
     "sniff_client",
 ]
 
-#: The protocol names ``--decode-as`` and the port map accept.
-PROTOCOLS = ("s3p", "rustlog", "s2s", "pravega", "durable")
 VERSIONED = {"s3p": ("0.1.0", "0.2.0")}
 """Protocols whose decode-as spelling may name a version, ``PROTO@VERSION``."""
 DEFAULT_PORTS: Mapping[int, str] = {7500: "s3p", 9092: "rustlog", 12345: "pravega", 4437: "durable"}

@@ -38,6 +38,7 @@ from s3p_codec.capture.pcap import (
     maybe_gunzip,
     read_packets,
 )
+from s3p_codec.capture.scan import SegmentReader
 from s3p_codec.capture.table import Row
 from s3p_codec.capture.tcp import (
     DEFAULT_MAX_PENDING,
@@ -45,6 +46,7 @@ from s3p_codec.capture.tcp import (
     Conversation,
     Endpoint,
     FlowKey,
+    HalfStream,
     StreamData,
     StreamEnd,
     StreamGap,
@@ -71,12 +73,24 @@ __all__ = [
 #: Makes a fresh ``Observer`` for one conversation.
 ObserverFactory = Callable[[], Observer[Any]]
 
-RESYNC_AT_START = frozenset({"s3p", "rustlog", "pravega"})
-"""Protocols whose Observer can hunt for a frame start (S3P at a line start, the length-prefixed
-ones at a plausible header). A direction of theirs first seen mid-stream begins with a zero-size
-gap, so the Observer hunts instead of misreading the middle of a frame. HTTP (S2S, Durable
-Streams) has no such marker: its Observers abandon a direction after a gap, so a mid-stream
-HTTP direction is fed as is and decodes from the first message that starts cleanly, if any."""
+
+def __getattr__(name: str) -> frozenset[str]:
+    # ``RESYNC_AT_START``, the protocols whose Observer resynchronizes, as this module once
+    # listed them by hand: now each Observer class says so itself (``Observer.resynchronizes``).
+    if name == "RESYNC_AT_START":
+        protocols = s3p_codec.PROTOCOLS
+        return frozenset(p for p in protocols if getattr(s3p_codec, p).Observer.resynchronizes)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _resynchronizes(observer: object) -> bool:
+    """Whether ``observer`` can hunt for a frame start (S3P at a line start, the length-prefixed
+    protocols at a plausible header): then a direction first seen mid-stream begins with a
+    zero-size gap, so the Observer hunts instead of misreading the middle of a frame. HTTP (S2S,
+    Durable Streams) has no such marker: its Observers abandon a direction after a gap, so a
+    mid-stream HTTP direction is fed as is and decodes from the first message that starts
+    cleanly, if any. An Observer class that does not say (``resynchronizes``) is fed as is."""
+    return bool(getattr(type(observer), "resynchronizes", False))
 
 
 def default_observer(protocol: str) -> Observer[Any]:
@@ -88,6 +102,7 @@ def default_observer(protocol: str) -> Observer[Any]:
     return observer
 
 
+_DIRECTION_TEXT = {d: d.value for d in Direction}  # ``Enum.value`` is a property: a call each
 MAX_UNDECIDED = 4 * SNIFF_LIMIT
 """Bytes (payload plus ``HELD_PIECE_COST`` per piece) a conversation may hold while its protocol
 is not decided yet; past this, sniffing decides with what it has."""
@@ -163,6 +178,8 @@ class FlowDecoder:
         # Tuples, not sets: at most two members, and a set costs 216 bytes per flow.
         self._abandoned: tuple[Direction, ...] = ()
         self._begun: tuple[Direction, ...] = ()
+        # Per sender whose direction has begun: its half, the other half, its direction.
+        self._lanes: dict[Endpoint, tuple[HalfStream, HalfStream, Direction]] = {}
         self._reported: tuple[Direction, ...] = ()
         self._undecoded: dict[Direction, list[Any]] = {}
         self._gap_reasons: dict[tuple[Direction, int], str] = {}  # a few at most, popped
@@ -171,6 +188,7 @@ class FlowDecoder:
         self.last_segment = conversation.first
         self.last_seen = conversation.first.ts
         self.carried_data = False
+        self._texts: tuple[Endpoint | None, str, str, str] | None = None  # see _endpoint_texts
 
     # -- input -------------------------------------------------------------------------------
 
@@ -179,6 +197,14 @@ class FlowDecoder:
         self.last_segment = segment
         if segment.payload or segment.length:
             self.carried_data = True
+            if self._lanes:
+                # Nearly every segment just continues its direction: straight to the Observer.
+                lane = self._lanes.get((segment.src, segment.sport))
+                if lane is not None:
+                    half, other, direction = lane
+                    offset = half.take_next(segment, other)
+                    if offset >= 0:
+                        return self._observe_data(direction, offset, segment.payload, segment)
         return self._items(self.conversation.add(segment))
 
     def evict(self, event_type: str, detail: str, error_code: str | None) -> list[Row]:
@@ -315,11 +341,37 @@ class FlowDecoder:
             return Direction.CLIENT_TO_SERVER
         return Direction.SERVER_TO_CLIENT
 
+    def _observe_data(
+        self, direction: Direction, offset: int, data: bytes, segment: Segment
+    ) -> list[Row]:
+        """``_feed`` of one ``StreamData`` in a direction already begun (the common case)."""
+        if direction not in self._reported:  # only silent directions get an undecoded row
+            entry = self._undecoded.get(direction)
+            if entry is None:
+                self._undecoded[direction] = [segment, segment, len(data)]
+            else:
+                entry[1] = segment
+                entry[2] += len(data)
+        observer = self._observer
+        if observer is None or direction in self._abandoned:
+            return []
+        packets = self._maps.get(direction) or self._map(direction)
+        packets._entries.append((offset + len(data), segment))  # _PacketMap.add, without a call
+        try:
+            outputs = observer.observe(direction, data)
+        except Exception as exc:  # an Observer must not raise; keep the capture going
+            self._abandon(direction)
+            return [self._crash_row(direction, exc)]
+        return self._rows(outputs) if outputs else []
+
     def _feed(self, items: Iterable[StreamItem]) -> list[Row]:
         rows: list[Row] = []
         observer = self._observer
         for item in items:
             direction = self._direction(item.sender)
+            if isinstance(item, StreamData) and direction in self._begun:
+                rows += self._observe_data(direction, item.offset, item.data, item.segment)
+                continue
             self._count_undecoded(direction, item)
             if observer is None or direction in self._abandoned:
                 continue  # no row will ever need this direction's packets
@@ -331,8 +383,9 @@ class FlowDecoder:
                     self._gap_reasons[(direction, item.offset)] = item.reason
             if direction not in self._begun and not isinstance(item, StreamEnd):
                 self._begun += (direction,)
+                self._open_lane(item.sender, direction)
                 midstream = self.conversation.halves[item.sender].syn_seq is None
-                if midstream and self.protocol in RESYNC_AT_START:
+                if midstream and _resynchronizes(observer):
                     # The capture began mid-stream: the first byte seen may sit inside a frame,
                     # so the Observer starts by hunting for a plausible frame start.
                     rows.extend(self._rows(self._observe_gap(observer, direction, 0)))
@@ -349,6 +402,12 @@ class FlowDecoder:
                 continue
             rows.extend(self._rows(outputs))
         return rows
+
+    def _open_lane(self, sender: Endpoint, direction: Direction) -> None:
+        """Let ``add`` take ``sender``'s in-order segments straight to the Observer."""
+        halves = self.conversation.halves
+        receiver = next((e for e in halves if e != sender), sender)
+        self._lanes[sender] = (halves[sender], halves[receiver], direction)
 
     def _abandon(self, direction: Direction) -> None:
         """Feed this direction no more, and forget which packets carried it."""
@@ -462,28 +521,28 @@ class FlowDecoder:
         return rows
 
     def _event_row(self, out: Observed[Any]) -> Row:
-        span = self._map(out.direction).span(out.start, out.end)
+        """The row of one decoded event: ``_row``'s, built in one go (one per event)."""
+        direction, event, pair_id = out.direction, out.event, out.pair_id
+        span = self._map(direction).span(out.start, out.end)
         assert span is not None  # an event covers bytes we fed, so packets were recorded
         first, last = span
         latency = None
-        if out.pair_id is not None:
-            if out.direction is Direction.CLIENT_TO_SERVER:
-                self._requests.setdefault(out.pair_id, last.ts)
-            elif out.pair_id in self._requests:
-                latency = (first.ts - self._requests[out.pair_id]) * 1000.0
-        fields = describe_event(out.event)
-        return self._row(
-            out.direction,
-            (first, last),
-            "event",
-            type(out.event).__name__,
-            pair_id=out.pair_id,
-            event=out.event,
-            latency_ms=latency,
-            wire_bytes=out.end - out.start,
-            detail=short_repr(out.event),
-            **fields,
-        )
+        if pair_id is not None:
+            if direction is Direction.CLIENT_TO_SERVER:
+                self._requests.setdefault(pair_id, last.ts)
+            elif pair_id in self._requests:
+                latency = (first.ts - self._requests[pair_id]) * 1000.0
+        fields = describe_event(event)
+        get = fields.get
+        texts = self._texts
+        if texts is None or texts[0] is not self.client:
+            texts = self._texts = self._endpoint_texts()
+        return Row(
+            first.file, first.number, last.number, first.ts, texts[1], texts[2], texts[3],
+            _DIRECTION_TEXT[direction], self.protocol or "unknown", "event", type(event).__name__,
+            pair_id, latency, get("stream"), get("offset"), get("count"), get("payload_bytes"),
+            out.end - out.start, get("error_code"), short_repr(event), event,
+        )  # fmt: skip
 
     def _crash_row(self, direction: Direction, exc: Exception) -> Row:
         seg = self.conversation.first
@@ -498,6 +557,14 @@ class FlowDecoder:
             wire_bytes=0,
             detail=shorten(f"decoder failed, direction abandoned: {exc!r}"),
         )
+
+    def _endpoint_texts(self) -> tuple[Endpoint | None, str, str, str]:
+        """(``client`` they are for, conversation id, client and server text) of the rows."""
+        conv = self.conversation
+        client = self.client or (conv.key[0], conv.key[1])
+        server = next((e for e in conv.halves if e != client), client)
+        conversation = f"{conv.first.file}#{conv.first.number}"
+        return self.client, conversation, _endpoint_text(client), _endpoint_text(server)
 
     def _row(
         self,
@@ -518,18 +585,18 @@ class FlowDecoder:
         error_code: str | None = None,
     ) -> Row:
         first, last = span
-        conv = self.conversation
-        client = self.client or (conv.key[0], conv.key[1])
-        server = next((e for e in conv.halves if e != client), client)
+        texts = self._texts
+        if texts is None or texts[0] is not self.client:
+            texts = self._texts = self._endpoint_texts()
         return Row(
             file=first.file,
             first_packet=first.number,
             last_packet=last.number,
             ts=first.ts,
-            conversation=f"{conv.first.file}#{conv.first.number}",
-            client=_endpoint_text(client),
-            server=_endpoint_text(server),
-            direction=direction.value,
+            conversation=texts[1],
+            client=texts[2],
+            server=texts[3],
+            direction=_DIRECTION_TEXT[direction],
             protocol=self.protocol or "unknown",
             kind=kind,
             event_type=event_type,
@@ -608,6 +675,9 @@ class FlowTable:
         self.flows: OrderedDict[FlowKey, FlowDecoder] = OrderedDict()
         self._closed: OrderedDict[FlowKey, float] = OrderedDict()
         self._now = float("-inf")  # latest capture time seen (timestamps may step back a bit)
+        # No open conversation was last seen before this (capture time): idle ones are looked
+        # for only once the idle timeout has passed since then, not at every segment.
+        self._oldest_seen = float("inf")
 
     @classmethod
     def with_limits(
@@ -631,12 +701,14 @@ class FlowTable:
         rows: list[Row] = []
         if segment.ts > self._now:
             self._now = segment.ts
-            if self.limits.idle_timeout:
+            idle = self.limits.idle_timeout
+            if idle and self._now - idle > self._oldest_seen:
                 rows += self._expire()
                 decoder = flows.get(key)
-        if decoder is None and self._stray(key, segment):
-            return rows
-        if decoder is not None and decoder.conversation.is_new_connection(segment):
+        if decoder is None:
+            if self._stray(key, segment):
+                return rows
+        elif segment.flags & TCP_SYN and decoder.conversation.is_new_connection(segment):
             rows += decoder.finish()
             del flows[key]
             decoder = None
@@ -646,11 +718,13 @@ class FlowTable:
             conv = Conversation(key, segment, self.limits.max_pending)
             decoder = FlowDecoder(conv, self.decode_as, self.observers)
             flows[key] = decoder
+            self._oldest_seen = min(self._oldest_seen, self._now)
         else:
             flows.move_to_end(key)
         decoder.last_seen = self._now
         rows += decoder.add(segment)
-        if decoder.conversation.finished:
+        conversation = decoder.conversation
+        if conversation.closing and conversation.finished:
             rows += decoder.finish()
             del flows[key]
             self._remember_closed(key, segment.ts)
@@ -664,6 +738,7 @@ class FlowTable:
         while flows:
             key, oldest = next(iter(flows.items()))
             if oldest.last_seen >= deadline:
+                self._oldest_seen = oldest.last_seen  # the least recently seen of those open
                 break
             del flows[key]
             idle = self._now - oldest.last_seen
@@ -673,6 +748,8 @@ class FlowTable:
                 f"{self.limits.idle_timeout:g} s)",
                 None,
             )
+        else:
+            self._oldest_seen = float("inf")  # none open
         return rows
 
     def _evict_oldest(self) -> list[Row]:
@@ -801,23 +878,25 @@ def decode_files(
     with _progress_bar(progress, sum(sizes.values())) as bar:
         for index, path in enumerate(ordered):
             done = 0
-            packets = 0
+            tick = 4096
+            reader: SegmentReader | None = None
             error: Exception | None = None
             try:
                 with open(path, "rb") as raw:
-                    stream = maybe_gunzip(raw)
-                    for packet in read_packets(path, stream):
-                        packets = packet.number
-                        segment = decode_packet(packet, path, index)
-                        if segment is not None:
-                            yield from table.add(segment)
-                        if packets % 4096 == 0 and bar is not None:
+                    reader = SegmentReader(path, raw, path, index)
+                    for segment in reader:
+                        rows = table.add(segment)
+                        if rows:
+                            yield from rows
+                        if bar is not None and reader.packets >= tick:
+                            tick = reader.packets + 4096
                             position = raw.tell()
                             bar.update(position - done)
                             done = position
             except (CaptureFileError, OSError) as exc:
                 error = exc
                 yield _capture_error_row(path, exc)
+            packets = reader.packets if reader is not None else 0
             if on_file is not None:
                 on_file(FileOutcome(path, packets, error))
             if bar is not None:

@@ -464,53 +464,103 @@ _IPV4_AT: dict[int, tuple[int, int | None]] = {
 _IPV4_HEADER = struct.Struct("!BxHxxHxB")  # version/IHL, total length, flags/fragment, protocol
 _TCP_HEADER = struct.Struct("!HHIIBB")  # ports, seq, ack, data offset, flags
 _ADDRESSES: dict[bytes, str] = {}
+_IPV4_TCP = "BxHxxHxBxx4s4sHHIIBB"
+"""An IPv4 header without options and the TCP header after it: version/IHL, total length,
+flags/fragment, protocol, addresses, ports, seq, ack, data offset, flags."""
+
+
+def _frame(at: int, ethertype_at: int | None) -> tuple[int, int | None, struct.Struct]:
+    """``_IPV4_AT``'s entry with the one ``struct`` that reads, from the EtherType on (or from
+    the IP header when there is none), every header field of a plain IPv4/TCP frame."""
+    if ethertype_at is None:
+        return at, None, struct.Struct("!" + _IPV4_TCP)
+    pad = at - ethertype_at - 2
+    return at, ethertype_at, struct.Struct("!H" + (f"{pad}x" if pad else "") + _IPV4_TCP)
+
+
+#: Per link type: where IPv4 starts, where its EtherType is, and the one unpack of both headers.
+FRAMES = {linktype: _frame(*where) for linktype, where in _IPV4_AT.items()}
 
 
 def decode_packet(packet: Packet, file: str = "", file_index: int = 0) -> Segment | None:
     """The TCP segment a packet carries, or None (not TCP/IP, malformed, or a later fragment).
 
-    Plain IPv4 over a fixed-size link header (nearly every packet of a capture) is read with two
-    ``struct`` unpacks, for speed; everything else (VLAN tags, IPv6, anything unusual or broken)
-    goes through dpkt. The two paths agree on every packet: a property test checks it.
+    Plain IPv4 over a fixed-size link header (nearly every packet of a capture) is read with one
+    ``struct`` unpack (two with IP options), for speed; everything else (VLAN tags, IPv6,
+    anything unusual or broken) goes through dpkt. The two paths agree on every packet: a
+    property test checks it.
     """
-    where = _IPV4_AT.get(packet.linktype)
-    if where is not None:
-        segment = _fast_ipv4_tcp(packet, where[0], where[1], file, file_index)
+    frame = FRAMES.get(packet.linktype)
+    if frame is not None:
+        data = packet.data
+        segment = fast_ipv4_tcp(
+            data, 0, len(data), frame, file, file_index, packet.number, packet.ts
+        )
         if segment is not False:
             return segment
     return _decode_with_dpkt(packet, file, file_index)
 
 
-def _fast_ipv4_tcp(
-    packet: Packet, at: int, ethertype_at: int | None, file: str, file_index: int
+def fast_ipv4_tcp(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
+    buf: bytes,
+    base: int,
+    size: int,
+    frame: tuple[int, int | None, struct.Struct],
+    file: str,
+    file_index: int,
+    number: int,
+    ts: float,
 ) -> Segment | Literal[False] | None:
-    """Decode plain IPv4/TCP by hand; None for clean non-TCP IPv4, False to ask dpkt."""
-    buf = packet.data
-    if ethertype_at is not None and buf[ethertype_at : ethertype_at + 2] != b"\x08\x00":
+    """Decode plain IPv4/TCP by hand from the frame ``buf[base : base + size]``, read in place
+    (``buf`` may hold many records); ``frame`` is the link type's ``FRAMES`` entry. None for
+    clean non-TCP IPv4, False to ask dpkt."""
+    at, ethertype_at, headers = frame
+    if size < at + 40:
         return False
-    if len(buf) < at + 40:
-        return False
-    version_ihl, total, fragment, proto = _IPV4_HEADER.unpack_from(buf, at)
-    ihl = (version_ihl & 0x0F) << 2
-    if version_ihl >> 4 != 4 or ihl < 20:
-        return False
-    if proto != 6 or fragment & 0x1FFF:
-        return None
-    tcp_at = at + ihl
-    end = at + total if total else len(buf)
-    if end - tcp_at < 20 or len(buf) < tcp_at + 20:
-        return False
-    sport, dport, seq, ack, offset, flags = _TCP_HEADER.unpack_from(buf, tcp_at)
+    if ethertype_at is None:
+        (
+            version_ihl, total, fragment, proto, src_raw, dst_raw, sport, dport, seq, ack, offset,
+            flags,
+        ) = headers.unpack_from(buf, base + at)  # fmt: skip
+    else:
+        (
+            ethertype, version_ihl, total, fragment, proto, src_raw, dst_raw, sport, dport, seq,
+            ack, offset, flags,
+        ) = headers.unpack_from(buf, base + ethertype_at)  # fmt: skip
+        if ethertype != 0x0800:
+            return False
+    if version_ihl == 0x45:  # no IP options: the one unpack read both headers
+        ihl = 20
+        if proto != 6 or fragment & 0x1FFF:
+            return None
+        tcp_at = at + 20
+        end = at + total if total else size
+        if end - tcp_at < 20:
+            return False
+    else:
+        ihl = (version_ihl & 0x0F) << 2
+        if version_ihl >> 4 != 4 or ihl < 20:
+            return False
+        if proto != 6 or fragment & 0x1FFF:
+            return None
+        tcp_at = at + ihl
+        end = at + total if total else size
+        if end - tcp_at < 20 or size < tcp_at + 20:
+            return False
+        sport, dport, seq, ack, offset, flags = _TCP_HEADER.unpack_from(buf, base + tcp_at)
     header = (offset >> 4) << 2
-    if header < 20 or min(end, len(buf)) < tcp_at + header:
+    stop = end if end < size else size
+    if header < 20 or stop < tcp_at + header:
         return False
-    payload = buf[tcp_at + header : end]
-    length = max(total - ihl - header, len(payload)) if total else len(payload)
-    src = _ADDRESSES.get(buf[at + 12 : at + 16]) or _address(buf[at + 12 : at + 16])
-    dst = _ADDRESSES.get(buf[at + 16 : at + 20]) or _address(buf[at + 16 : at + 20])
+    payload = buf[base + tcp_at + header : base + stop]
+    length = stop - tcp_at - header  # len(payload)
+    if total and total - ihl - header > length:
+        length = total - ihl - header
+    src = _ADDRESSES.get(src_raw) or _address(src_raw)
+    dst = _ADDRESSES.get(dst_raw) or _address(dst_raw)
     return Segment(
-        file, file_index, packet.number, packet.ts, src, sport, dst, dport, seq, ack,
-        flags & 0xFF, payload, length,
+        file, file_index, number, ts, src, sport, dst, dport, seq, ack, flags & 0xFF, payload,
+        length,
     )  # fmt: skip
 
 
@@ -580,11 +630,10 @@ def read_segments(path: str, file_index: int = 0, name: str | None = None) -> It
 
     ``name`` is what rows show as the capture file (default: ``path``).
     """
-    label = path if name is None else name
-    for packet in read_packets(path):
-        segment = decode_packet(packet, label, file_index)
-        if segment is not None:
-            yield segment
+    # The reader lives in its own module, which builds on this one.
+    from s3p_codec.capture.scan import SegmentReader  # noqa: PLC0415
+
+    return iter(SegmentReader(path, file=name, file_index=file_index))
 
 
 _DIGITS = re.compile(r"(\d+)")

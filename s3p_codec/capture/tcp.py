@@ -65,11 +65,10 @@ piece, so a flood of one-byte segments is bounded as tightly as a few large ones
 
 def flow_key(segment: Segment) -> FlowKey:
     """The direction-independent key of the connection a segment belongs to."""
-    a = (segment.src, segment.sport)
-    b = (segment.dst, segment.dport)
-    if b < a:
-        a, b = b, a
-    return (a[0], a[1], b[0], b[1])
+    src, dst = segment.src, segment.dst
+    if dst < src or (dst == src and segment.dport < segment.sport):
+        return (dst, segment.dport, src, segment.sport)
+    return (src, segment.sport, dst, segment.dport)
 
 
 @attrs.frozen(slots=True)
@@ -109,6 +108,7 @@ class StreamEnd:
 
 #: What a ``HalfStream`` hands on: in-order data, a gap, or the end of the direction.
 StreamItem = StreamData | StreamGap | StreamEnd
+_NOT_PLAIN = TCP_SYN | TCP_FIN | TCP_RST
 _NOTHING_HELD: list[int] = []  # shared, never modified: ``_deliver`` deletes nothing from it
 
 
@@ -192,6 +192,33 @@ class HalfStream:
             # Too much waits behind a hole: give up on it so memory stays bounded.
             out += self._skip_to(self._starts[0], seg, "max_pending")
         return out
+
+    def take_next(self, seg: Segment, other: HalfStream) -> int:
+        """Take ``seg`` as the next bytes of this direction when that is all it is (nearly every
+        segment): no SYN, FIN or RST, nothing held on this side (nor on ``other``, the opposite
+        direction, for its ACK to give up on), its whole payload captured and starting exactly
+        at the next offset. Return that offset: ``Conversation.add`` would have returned just
+        this payload as one ``StreamData`` at it. Otherwise -1, with nothing changed (call
+        ``Conversation.add``)."""
+        flags = seg.flags
+        base = self.base
+        size = len(seg.payload)
+        if (
+            flags & _NOT_PLAIN
+            or (flags & TCP_ACK and other._starts)
+            or base is None
+            or self.closed
+            or self._starts
+            or self.fin_at is not None
+            or not size
+            or size != seg.length
+            or (seg.seq - base - self.next) % _SEQ_MOD
+        ):
+            return -1
+        self.last_segment = seg
+        at = self.next
+        self.next = at + size
+        return at
 
     def acknowledged(self, ack: int, seg: Segment) -> list[StreamItem]:
         """The peer acknowledged up to ``ack``: a hole it covers, with data behind, is lost."""
@@ -292,7 +319,7 @@ class Conversation:
     stays None and the decoding layer decides by ports.
     """
 
-    __slots__ = ("client", "first", "halves", "key", "reset")
+    __slots__ = ("client", "closing", "first", "halves", "key", "reset")
 
     def __init__(self, key: FlowKey, first: Segment, max_pending: int = DEFAULT_MAX_PENDING):
         self.key = key
@@ -303,6 +330,9 @@ class Conversation:
         self.halves = {a: HalfStream(a, max_pending), b: HalfStream(b, max_pending)}
         self.client: Endpoint | None = None
         self.reset = False
+        # A FIN or RST came, or ``finish``: until then no direction can have ended, so a caller
+        # checking ``finished`` after every segment needs to ask only once this is True.
+        self.closing = False
 
     @property
     def finished(self) -> bool:
@@ -326,6 +356,8 @@ class Conversation:
         other = self.halves[receiver]
         if seg.flags & TCP_SYN and self.client is None:
             self.client = receiver if seg.flags & TCP_ACK else sender
+        if seg.flags & (TCP_FIN | TCP_RST):
+            self.closing = True
         if seg.flags & TCP_RST:
             self.reset = True
             out = half.finish("rst", seg)
@@ -337,6 +369,7 @@ class Conversation:
 
     def finish(self) -> list[StreamItem]:
         """End of capture: flush both directions."""
+        self.closing = True
         out: list[StreamItem] = []
         for half in self.halves.values():
             out += half.finish("eof", None)

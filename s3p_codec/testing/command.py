@@ -17,13 +17,12 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
+from s3p_codec import PROTOCOLS
+
 if TYPE_CHECKING:
     from s3p_codec.testing.target import Target
 
 __all__ = ["PROTOCOLS", "make_target", "parse_address", "register", "run"]
-
-#: The protocols ``s3p-codec fuzz`` can drive.
-PROTOCOLS = ("s3p", "rustlog", "s2s", "pravega", "durable")
 
 
 def make_target(protocol: str, s3p_version: str | None = None) -> Target:

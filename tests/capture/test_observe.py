@@ -308,3 +308,53 @@ def test_closed_connections_are_forgotten_and_their_stray_segments_dropped() -> 
         rows += table.add(segment)
     assert events(rows) == EXPECTED * 2
     assert len({r.conversation for r in rows}) == 2
+
+
+class _Counting:
+    """An Observer that records which calls it got (and decodes nothing)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Direction, int]] = []
+
+    def observe(self, direction: Direction, data: bytes) -> Sequence[Any]:
+        self.calls.append(("observe", direction, len(data)))
+        return []
+
+    def gap(self, direction: Direction, size: int) -> Sequence[Any]:
+        self.calls.append(("gap", direction, size))
+        return []
+
+    def close(self, direction: Direction) -> Sequence[Any]:
+        return []
+
+
+class _Hunting(_Counting):
+    resynchronizes = True
+
+
+@pytest.mark.parametrize("kind", [_Counting, _Hunting])
+def test_a_mid_stream_start_opens_with_a_zero_gap_only_for_an_observer_that_resynchronizes(
+    kind: type[_Counting],
+) -> None:
+    made: list[_Counting] = []
+
+    def factory(protocol: str) -> _Counting:
+        made.append(kind())
+        return made[-1]
+
+    rows_of(conversation(Flow(CLIENT, SERVER), handshake=False), observers=factory)
+    (observer,) = made
+    zero_gaps = [c for c in observer.calls if c[0] == "gap" and c[2] == 0]
+    first = {d: next(c[0] for c in observer.calls if c[1] is d) for d in Direction}
+    if kind is _Hunting:
+        assert sorted(d.value for _, d, _ in zero_gaps) == ["client_to_server", "server_to_client"]
+        assert first == dict.fromkeys(Direction, "gap")
+    else:
+        assert zero_gaps == []
+        assert first == dict.fromkeys(Direction, "observe")
+
+
+def test_the_old_list_of_resynchronizing_protocols_is_still_importable() -> None:
+    from s3p_codec.capture.observe import RESYNC_AT_START
+
+    assert frozenset({"s3p", "rustlog", "pravega"}) == RESYNC_AT_START

@@ -1,0 +1,147 @@
+"""The TCP segments of one capture file, read straight from its bytes: the reader behind
+``read_segments`` and ``decode_files``.
+
+``read_packets`` then ``decode_packet`` cost two reads, a ``Packet`` and a copy of every record.
+A classic pcap file whose link header has a fixed size (Ethernet, SLL, SLL2, NULL, LOOP, raw IP)
+is read here in chunks of ``READ_CHUNK`` bytes instead, and each record's IPv4 and TCP headers
+are read where they lie in the chunk: two ``unpack_from`` calls (the record's, the headers') and
+the slice of the payload per packet. Everything else takes the general way, record by record:
+pcapng; gzip-compressed files (a broken compressed stream must break off at the same packet, not
+one chunk earlier); pipes (nothing is read ahead of the current record); and every packet the
+in-place reader does not take (IPv6, VLAN tags, anything odd goes through dpkt, as
+``decode_packet`` does). Both ways give the same segments and the same errors at the same
+packet: a test checks it.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from typing import IO
+
+from s3p_codec.capture.pcap import (
+    _MIN_SANE_CAPLEN,
+    _PCAP_MAGIC,
+    FRAMES,
+    READ_CHUNK,
+    CaptureFileError,
+    Packet,
+    Segment,
+    _decode_with_dpkt,
+    _read_exactly,
+    decode_packet,
+    fast_ipv4_tcp,
+    maybe_gunzip,
+    read_packets,
+)
+
+__all__ = ["SegmentReader"]
+
+
+class SegmentReader:
+    """Iterate the TCP segments of one capture file, in file order; ``packets`` is the number
+    of records read so far (all of them once the iteration ended, the last whole one when it
+    raised ``CaptureFileError``).
+
+    ``stream`` is the open file (gzip-compressed or not); without it ``path`` is opened and
+    closed here. ``file`` is what the segments name as their file (default: ``path``).
+    """
+
+    def __init__(
+        self,
+        path: str,
+        stream: IO[bytes] | None = None,
+        file: str | None = None,
+        file_index: int = 0,
+    ) -> None:
+        self.path = path
+        self.stream = stream
+        self.file = path if file is None else file
+        self.file_index = file_index
+        self.packets = 0
+
+    def __iter__(self) -> Iterator[Segment]:
+        if self.stream is not None:
+            yield from self._segments(self.stream)
+            return
+        with open(self.path, "rb") as raw:
+            yield from self._segments(raw)
+
+    def _segments(self, raw: IO[bytes]) -> Iterator[Segment]:
+        stream = maybe_gunzip(raw)
+        if stream is raw and _seekable(raw):
+            start = raw.tell()
+            head = _read_exactly(raw.read, 24)
+            known = _PCAP_MAGIC.get(head[:4]) if len(head) == 24 else None
+            if known is not None:
+                order, divisor = known
+                snaplen, network = struct.unpack(order + "II", head[16:24])
+                if network & 0x0FFFFFFF in FRAMES:
+                    yield from self._chunks(raw, order, divisor, snaplen, network & 0x0FFFFFFF)
+                    return
+            raw.seek(start)
+        file, index = self.file, self.file_index
+        for packet in read_packets(self.path, stream):
+            self.packets = packet.number
+            segment = decode_packet(packet, file, index)
+            if segment is not None:
+                yield segment
+
+    def _chunks(
+        self, raw: IO[bytes], order: str, divisor: int, snaplen: int, linktype: int
+    ) -> Iterator[Segment]:
+        """The records of a classic pcap file after its header, read a chunk at a time; the
+        errors are those of ``pcap._classic_records``, raised after the segments before them."""
+        name, file, index = self.path, self.file, self.file_index
+        frame = FRAMES[linktype]
+        unpack_record = struct.Struct(order + "IIII").unpack_from
+        limit = max(snaplen, _MIN_SANE_CAPLEN)
+        read = raw.read
+        buf = b""
+        pos = 0
+        number = 0
+        while True:
+            if len(buf) - pos < 16:
+                buf = buf[pos:] + _read_exactly(read, READ_CHUNK)
+                pos = 0
+                if len(buf) < 16:
+                    if not buf:
+                        return
+                    raise CaptureFileError(
+                        name, f"broken after packet {number} (record header cut at "
+                        f"{len(buf)} of 16)"
+                    )  # fmt: skip
+            number += 1
+            sec, frac, caplen, _ = unpack_record(buf, pos)
+            if caplen > limit:
+                raise CaptureFileError(
+                    name, f"broken at packet {number} (claims {caplen} bytes, snap length "
+                    f"{snaplen})"
+                )  # fmt: skip
+            base = pos + 16
+            end = base + caplen
+            if end > len(buf):
+                # The record runs past the chunk: what is left of it, and the next chunk.
+                buf = buf[pos:] + _read_exactly(read, max(end - len(buf), READ_CHUNK))
+                base, end = 16, 16 + caplen
+                if end > len(buf):
+                    raise CaptureFileError(
+                        name, f"broken inside packet {number} ({len(buf) - 16} of its "
+                        f"{caplen} bytes)"
+                    )  # fmt: skip
+            pos = end
+            self.packets = number
+            ts = sec + frac / divisor
+            segment = fast_ipv4_tcp(buf, base, caplen, frame, file, index, number, ts)
+            if segment is False:
+                packet = Packet(number, ts, linktype, buf[base:end])
+                segment = _decode_with_dpkt(packet, file, index)
+            if segment is not None:
+                yield segment
+
+
+def _seekable(raw: IO[bytes]) -> bool:
+    try:
+        return raw.seekable()
+    except (OSError, ValueError):
+        return False
