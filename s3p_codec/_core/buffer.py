@@ -92,10 +92,12 @@ class ReceiveBuffer:
         self._aside_start = 0
 
     def __len__(self) -> int:
-        return self._consumed_before + len(self._data) - self.position
+        if self._aside is None:
+            return len(self._data) - self._start
+        return self._consumed_before + len(self._data) - self._aside_start
 
     def __bool__(self) -> bool:
-        return len(self) > 0
+        return self._aside is not None or len(self._data) > self._start
 
     def __repr__(self) -> str:
         return f"<ReceiveBuffer {len(self)} bytes at offset {self.position}>"
@@ -159,7 +161,8 @@ class ReceiveBuffer:
 
     def peek(self, size: int) -> bytes | None:
         """The next ``size`` bytes without consuming them, or None if fewer are buffered."""
-        self._restore()
+        if self._aside is not None:
+            self._restore()
         end = self._start + size
         if end > len(self._data):
             return None
@@ -167,7 +170,8 @@ class ReceiveBuffer:
 
     def peek_byte(self, index: int = 0) -> int:
         """The unconsumed byte at ``index`` (-1 if not buffered yet)."""
-        self._restore()
+        if self._aside is not None:
+            self._restore()
         at = self._start + index
         return self._data[at] if at < len(self._data) else -1
 
@@ -179,12 +183,14 @@ class ReceiveBuffer:
         then ``skip`` what was used. Read only, and valid only until the next ``feed``, ``take``,
         ``skip`` or read: those move ``start`` or compact the storage.
         """
-        self._restore()
+        if self._aside is not None:
+            self._restore()
         return self._data, self._start, len(self._data)
 
     def take(self, size: int) -> bytes | None:
         """Consume and return exactly ``size`` bytes, or None (consuming nothing) if short."""
-        self._restore()
+        if self._aside is not None:
+            self._restore()
         start = self._start
         end = start + size
         if end > len(self._data):
@@ -266,21 +272,24 @@ class ReceiveBuffer:
 
     def take_all(self) -> bytes:
         """Consume and return everything buffered."""
-        self._restore()
+        if self._aside is not None:
+            self._restore()
         chunk = self._copy(self._start, len(self._data))
         self._advance(len(self._data))
         return chunk
 
     def skip(self, size: int) -> int:
         """Consume up to ``size`` bytes without copying them; return how many were skipped."""
-        self._restore()
-        size = min(size, len(self))
+        if self._aside is not None:
+            self._restore()
+        size = min(size, len(self._data) - self._start)
         self._advance(self._start + size)
         return size
 
     def find(self, needle: bytes, start: int = 0) -> int:
         """Index of ``needle`` relative to the unconsumed data, searching from ``start``; -1."""
-        self._restore()
+        if self._aside is not None:
+            self._restore()
         found = self._data.find(needle, self._start + start)
         return -1 if found < 0 else found - self._start
 
@@ -291,7 +300,8 @@ class ReceiveBuffer:
         time stays linear. Raises ``BufferOverflow`` once more than ``max_length`` bytes are
         buffered without a terminator (or the line found is longer than that).
         """
-        self._restore()
+        if self._aside is not None:
+            self._restore()
         data = self._data
         start = self._start
         # Resume the search just before the previous end, in case a terminator straddles it.
