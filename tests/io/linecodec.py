@@ -20,6 +20,7 @@ from collections.abc import Iterator
 import attrs
 
 from s3p_codec import NEED_DATA, LocalProtocolError, NeedData, RemoteProtocolError, Role
+from s3p_codec._core.lifecycle import ReplyAfterError, finished
 
 
 @attrs.frozen
@@ -39,7 +40,7 @@ class LineConnection:
         self._state = State.OPEN
         self._buffer = bytearray()
         self._eof = False
-        self._reply_owed = False
+        self._reply_gate = ReplyAfterError()
         self.sent: list[Line] = []
 
     @property
@@ -52,16 +53,17 @@ class LineConnection:
 
     @property
     def finished(self) -> bool:
-        return self._state is not State.OPEN and not self._reply_owed
+        return finished(self._reply_gate, ended=self._state is not State.OPEN)
 
     def send(self, event: Line) -> bytes:
-        if self._state is State.CLOSED or (self._state is State.ERROR and not self._reply_owed):
+        over = self._state is State.ERROR and not self._reply_gate.owed
+        if self._state is State.CLOSED or over:
             raise LocalProtocolError("connection is over", code="closed")
         if b"\n" in event.data:
             raise LocalProtocolError("newline in a line", code="bad_line")
         self.sent.append(event)
-        if self._reply_owed:
-            self._reply_owed = False
+        if self._reply_gate.pay(event):
+            pass
         elif event.data == b"BYE":
             self._state = State.CLOSED
         return event.data + b"\n"
@@ -76,7 +78,7 @@ class LineConnection:
             reply = Line((b"ERR " if fatal else b"WARN ") + message.encode())
         if fatal:
             self._state = State.ERROR
-            self._reply_owed = self._role is Role.SERVER
+            self._reply_gate.owe(reply if self._role is Role.SERVER else None)
         return RemoteProtocolError(message, code="bad_line", fatal=fatal, reply=reply)
 
     def next_event(self) -> Line | NeedData:
