@@ -186,13 +186,13 @@ class ReplyParser:
                     if self._pairs(count // 2):
                         return self._read_body()  # not all here, or not all plain
                     # The whole reply in one run: what _read_body does at the end, inline.
-                    reply = _new_object(ReadReply)
-                    _set(reply, "records", tuple(self._records))
+                    whole = _new_object(ReadReply)
+                    _set(whole, "records", tuple(self._records))
                     self._records = []
                     self._count = -1
                     if buf.pos >= len(buf.data) or type(buf.data) is not bytes:
                         buf.compact()
-                    return reply
+                    return whole
             header = buf.read_header()
             if header is None:
                 return None
