@@ -13,8 +13,8 @@ the elements into a typed request:
   command already buffered in one go (a few times faster): one regex for the array header, the
   command name and the stream name's header (the command is told by which group matched), then
   index arithmetic and small anchored regexes for the options and records arrays. Payloads are
-  sliced by their declared lengths; records that all have the first one's length are checked
-  at a fixed stride, all at once (``_uniform_records``). It accepts a subset of what the careful
+  sliced by their declared lengths; records that all have the first one's length are cut by
+  one split (``_uniform_records``). It accepts a subset of what the careful
   path accepts and builds the same event: it returns None at the first thing it does not expect
   (a length with a leading zero, a 2-element DELETE, an option key outside ``[A-Za-z_]``, a
   length over a limit, a missing CRLF, a command not yet complete, an option value
@@ -228,28 +228,26 @@ def _uniform_records(
     """``count`` records of ``size`` bytes each, the first header at ``start``, or None.
 
     Records of one size (the first's, already checked against the record limit) sit at a fixed
-    stride: every one has the same header ``$<size>`` CRLF and a CRLF ``size`` bytes after it.
-    Each of those bytes is compared for all records at once (a strided slice against the byte
-    repeated), and the payloads are sliced in one C-level pass: no pattern per size, nothing
-    cached. Returns the records and the index of the last one's CRLF, like ``_scan_records``.
+    stride, so the bytes from the first payload to the last are the payloads joined by CRLF and
+    the same header: splitting them there gives ``count`` pieces of ``size`` bytes exactly when
+    the records are uniform (a payload holding that separator gives more pieces, a length that
+    differs gives a piece of another size). One split, no pattern per size, nothing cached.
+    Returns the records and the index of the last one's CRLF, like ``_scan_records``.
     """
     header = b"$%d\r\n" % size
-    skip = len(header)
-    unit = skip + size + 2  # the header, the payload, CRLF
-    end = start + unit * count
-    if size * count > limits.max_append_size or len(data) < end:
+    first = start + len(header)  # the caller matched the first header
+    end = start + (len(header) + size + 2) * count
+    if size * count > limits.max_append_size or data[end - 2 : end] != _CRLF:
         return None
-    for offset, byte in enumerate(header):
-        if data[start + offset : end : unit] != bytes((byte,)) * count:
-            return None
-    crlf = start + skip + size
-    if data[crlf:end:unit] != b"\r" * count or data[crlf + 1 : end : unit] != b"\n" * count:
-        return None
-    first = start + skip
-    bounds = map(slice, range(first, end, unit), range(first + size, end, unit))
     if type(data) is bytes:
-        return tuple(map(data.__getitem__, bounds)), end - 2
-    return tuple(map(bytes, map(data.__getitem__, bounds))), end - 2
+        body = data[first : end - 2]
+    else:
+        with memoryview(data) as view:
+            body = bytes(view[first : end - 2])
+    payloads = body.split(_CRLF + header)
+    if len(payloads) != count or list(map(len, payloads)).count(size) != count:
+        return None
+    return tuple(payloads), end - 2
 
 
 def _scan_records(
