@@ -97,6 +97,8 @@ _NEXT_PAIR = re.compile(_CRLF + _PAIR_HEADERS).match
 _READ_HEAD = re.compile(rb"\*([1-9]\d{0,8}+)\r\n").match
 _SMALL_INTS = {b"%d" % number: number for number in range(1000)}
 """Sequence numbers and lengths are often small: a dict lookup is cheaper than ``int()``."""
+_STAMP_SIZES = [[b"%d" % (ms + seq + 1) for seq in range(20)] for ms in range(20)]
+"""The length a timestamp's header declares, by the digits in its ``<ms>`` and ``<seq>``."""
 _CODES = {code.value.encode(): code for code in ErrorCode}
 
 
@@ -274,6 +276,7 @@ class ReplyParser:
         append = self._records.append
         match = _NEXT_PAIR
         small = _SMALL_INTS.get
+        stamp_sizes = _STAMP_SIZES
         prev = first = self._prev
         end = 0
         while True:
@@ -284,25 +287,26 @@ class ReplyParser:
             if seq_value is None:
                 seq_value = int(seq)
             stamp = _new_timestamp(Timestamp, (int(ms), seq_value))
-            if stamp <= prev or size > max_record or small(stamp_size) != len(ms) + len(seq) + 1:
+            if stamp <= prev or size > max_record or stamp_sizes[len(ms)][len(seq)] != stamp_size:
                 break
+            stop = start + size
             # The next pair's match checks this record's CRLF; the last one is checked here.
             if pairs_left > 1:
-                found = match(data, start + size)
-                if found is None and data[start + size : start + size + 2] != _CRLF:
+                found = match(data, stop)
+                if found is None and data[stop : stop + 2] != _CRLF:
                     break
-            elif data[start + size : start + size + 2] != _CRLF:
+            elif data[stop : stop + 2] != _CRLF:
                 break
             else:
                 found = None
-            end = start + size
             if whole is not None:
-                append((stamp, whole[start:end]))
+                append((stamp, whole[start:stop]))
             elif size > 4096:
                 with memoryview(data) as view:
-                    append((stamp, bytes(view[start:end])))
+                    append((stamp, bytes(view[start:stop])))
             else:
-                append((stamp, bytes(data[start:end])))
+                append((stamp, bytes(data[start:stop])))
+            end = stop
             prev = stamp
             pairs_left -= 1
             if found is None:
