@@ -14,9 +14,10 @@ sharing the machine disturb the ratios less.
 Cases: (a) READ replies of 10 records of 16 bytes; (b) READ replies of 4 records of 64 KiB;
 (c) one 1 MiB frame fed one byte at a time, at 1 MiB and 2 MiB. Targets: (a) at least 2x
 redis-py, (b) at least 0.5x hiredis, (c) doubling the input at most doubles the time (+15%).
-An extra row under (a) varies record sizes (8..24 bytes) and timestamps so that no two pairs
-share a shape: the decoder's general path, not its fast path for replies of one shape (target:
-at least 1.5x redis-py). The 1 MiB frame of (c) is a READ reply holding one 1 MiB record.
+Rows under (a) vary what real consumers get, so that no two pairs share a shape: record sizes
+(8..24 bytes) and timestamps; the record count of each reply too (1 to 19); and larger records
+(50..150 bytes). Target for each: at least 1.5x redis-py. The 1 MiB frame of (c) is a READ
+reply holding one 1 MiB record. Each decoder's repeats are interleaved with the others'.
 
 Case (d) is the server side: pipelined requests decoded by our server ``s3p.Connection`` (typed
 ``Append``/``Read`` events, options checked) next to the two RESP parsers reading the same bytes
