@@ -29,8 +29,10 @@ careful path's own (``_count``, ``_records``, ``_prev``, ``_stamp``, ``_bulk``):
   header is read by ``_READ_HEAD`` where the careful path would read it, and its count gets
   the same checks (``_begin_read``).
 
-A pair that arrives split across reads is finished by the careful path, the next ones are taken
-in runs again, so chunked arrival costs the careful path one pair per chunk. Each byte is looked
+A pair whose record is not all here yet, its headers checked, is handed to the careful path
+waiting for that record (``_hand_over``: the state it would be in after reading those headers
+itself); once it completes, the next pairs are taken in runs again, so chunked arrival costs the
+careful path one record per chunk. Each byte is looked
 at by the fast path at most once plus the bounded header of the pair it stops at: linear in any
 chunking. Nothing is cached between replies: no pattern depends on the data.
 """
@@ -297,8 +299,12 @@ class ReplyParser:
             if pairs_left > 1:
                 found = match(data, stop)
                 if found is None and data[stop : stop + 2] != _CRLF:
+                    if stop + 2 > len(data):
+                        return self._hand_over(prev, stamp, size, start, pairs_left)
                     break
             elif data[stop : stop + 2] != _CRLF:
+                if stop + 2 > len(data):
+                    return self._hand_over(prev, stamp, size, start, pairs_left)
                 break
             else:
                 found = None
@@ -317,6 +323,19 @@ class ReplyParser:
         if prev is not first:
             self._prev = prev
             buf.pos = buf.scan = end + 2
+        return pairs_left
+
+    def _hand_over(
+        self, prev: Timestamp, stamp: Timestamp, size: int, start: int, pairs_left: int
+    ) -> int:
+        """The record at ``start`` is not all here yet, its headers are checked: leave the
+        careful path exactly where it would be after reading them (waiting for the record's
+        ``size`` bytes, big ones collected aside), instead of making it read them again."""
+        self._prev = prev
+        self._stamp = stamp
+        self._bulk = size
+        buf = self.buffer
+        buf.pos = buf.scan = start
         return pairs_left
 
     def _slow_element(self) -> bool:
