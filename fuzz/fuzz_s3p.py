@@ -2,13 +2,13 @@
 
 Every input runs through v0.1.0 and then v0.2.0 (the Observer: detecting, then strict v0.2.0),
 so each seed of the corpus covers both. The first byte picks the target (server, client,
-Observer, or the server's fast path against its careful parser), the limits, which requests a
+Observer, or the fast paths against the careful parsers), the limits, which requests a
 client has pending and the chunk size; the rest is the peer's byte stream. One target per
 input keeps each execution short, so a campaign tries more inputs. Invariant: the codec yields
 events, ``NEED_DATA`` or a ``RemoteProtocolError`` carrying an S3P ``ErrorCode`` (and, server
 side, the ``ErrorReply`` to send, which must then be sendable); requests read can be sent again
-and read back the same; the two request parsers agree. Anything else is a bug and crashes the
-run.
+and read back the same; the two request parsers agree, and so do the two reply parsers.
+Anything else is a bug and crashes the run.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 with atheris.instrument_imports():
     from s3p_codec import NEED_DATA, Direction, RemoteProtocolError, Role, s3p
     from s3p_codec.s3p.commands import CommandParser
+    from s3p_codec.s3p.replies import ReplyParser
     from s3p_codec.s3p.version import RULES, Version
     from s3p_codec.s3p.wire import ErrorString, Malformed, WireBuffer, WireReader
 
@@ -127,13 +128,38 @@ def _parse(selector: int, data: bytes, fast: bool, version: str) -> list[object]
     return out
 
 
+def _parse_replies(selector: int, data: bytes, fast: bool, version: str) -> list[object]:
+    buffer = WireBuffer()
+    parser = ReplyParser(buffer, _limits(selector), RULES[Version(version)])
+    parser.fast = fast
+    pending = list((_PENDING if version == "0.1.0" else _PENDING_V020) * 4)
+    step = _step(selector, data)
+    out: list[object] = []
+    try:
+        for at in range(0, len(data), step):
+            buffer.feed(data[at : at + step])
+            while pending and (reply := parser.next_reply(pending[0], pending)) is not None:
+                out.append((reply, parser.start, buffer.offset))
+                del pending[0]
+    except Malformed as error:
+        out.append((error.code, error.message, parser.start, buffer.offset))
+        return out
+    out.append(("unfinished", parser.in_reply, buffer.offset))
+    return out
+
+
 def _both_paths(selector: int, data: bytes, version: str) -> None:
-    """The server's fast path reads exactly what the careful parser reads, or leaves it; and
-    every RESP value the generic wire reader reads, hiredis reads the same."""
+    """The fast paths (server: whole commands; client: runs of READ reply pairs) read exactly
+    what the careful parsers read, or leave it; and every RESP value the generic wire reader
+    reads, hiredis reads the same."""
     fast = _parse(selector, data, True, version)
     careful = _parse(selector, data, False, version)
     if fast != careful:
         raise AssertionError(f"fast path {fast!r} != careful parser {careful!r}")
+    fast = _parse_replies(selector, data, True, version)
+    careful = _parse_replies(selector, data, False, version)
+    if fast != careful:
+        raise AssertionError(f"fast reply path {fast!r} != careful reply parser {careful!r}")
     if version == "0.1.0":  # the framing is the same in both versions: once is enough
         _like_hiredis(data)
 

@@ -36,7 +36,9 @@ from s3p_codec._core import (
     LocalProtocolError,
     NeedData,
     RemoteProtocolError,
+    ReplyAfterError,
     Role,
+    finished,
 )
 from s3p_codec.s3p.commands import CommandParser, encode_request
 from s3p_codec.s3p.events import (
@@ -98,7 +100,10 @@ class Connection:
         self._buffer = WireBuffer()
         self._eof = False
         self._error: RemoteProtocolError | None = None
-        self._error_replied = False
+        # A server may send one ErrorReply after the peer broke the protocol (the error's reply).
+        self._reply_gate = ReplyAfterError()
+        # An Error reply that closes the connection was sent (server) or received (client).
+        self._ended = False
         # Client: requests sent and not answered. Server: requests read and not answered.
         self._pending: deque[Request] = deque()
         server = role is Role.SERVER
@@ -133,15 +138,20 @@ class Connection:
 
     @property
     def finished(self) -> bool:
-        """True once no more traffic can flow: close the transport."""
+        """True once no more traffic can flow: close the transport.
+
+        A client is done once it is not OPEN; a server once the Error reply it owes is sent,
+        and, after the peer closed cleanly, once every request read is answered.
+        """
         state = self._state
-        if state is ConnectionState.OPEN:
-            return False
-        if self._role is Role.CLIENT:
-            return True
-        if state is ConnectionState.ERROR:
-            return self._error_replied or self._error is None or self._error.reply is None
-        return self._error_replied or not self._pending
+        return finished(
+            self._reply_gate,
+            ended=state is ConnectionState.ERROR
+            or self._ended
+            or (state is ConnectionState.CLOSED and self._role is Role.CLIENT),
+            closed=state is ConnectionState.CLOSED,
+            outstanding=bool(self._pending),
+        )
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -171,20 +181,22 @@ class Connection:
             )
         state = self._state
         if state is ConnectionState.ERROR:
-            if self._error_replied or not isinstance(event, ErrorReply):
+            gate = self._reply_gate
+            if not gate.owed or not isinstance(event, ErrorReply):
                 raise LocalProtocolError(
                     "after a protocol error only one ErrorReply may be sent",
                     code=ErrorCode.BAD_FORMAT,
                 )
             validate_error(event, self.rules)
             # "After sending any Error reply, servers MUST close the connection immediately."
-            self._error_replied = True
+            gate.pay(event)
+            self._ended = True
             self._state = ConnectionState.CLOSED
             return encode_reply(event)
-        if self._error_replied or not self._pending:
+        if self._ended or not self._pending:
             raise LocalProtocolError(
                 "no request is waiting for a reply"
-                if not self._error_replied
+                if not self._ended
                 else "the connection is closed: an Error reply was sent",
                 code=ErrorCode.BAD_FORMAT,
             )
@@ -192,7 +204,7 @@ class Connection:
         self._pending.popleft()
         if isinstance(event, ErrorReply) and not self.rules.keeps_open(event.code):
             # "After sending any Error reply, servers MUST close the connection immediately."
-            self._error_replied = True
+            self._ended = True
             self._pending.clear()
             self._state = ConnectionState.CLOSED
         return encode_reply(event)
@@ -248,6 +260,7 @@ class Connection:
                         if type(reply) is ErrorReply and not self.rules.keeps_open(reply.code):
                             # The server closes after any Error; pipelined replies are lost.
                             pending.clear()
+                            self._ended = True
                             self._state = ConnectionState.CLOSED
                         return reply
                 elif len(buffer):
@@ -261,6 +274,7 @@ class Connection:
         except Malformed as error:
             self._state = ConnectionState.ERROR
             self._error = remote_error(error, self._role)
+            self._reply_gate.owe(self._error.reply)
             raise self._error from None
         return self._need_data()
 
@@ -271,6 +285,7 @@ class Connection:
                 self._state = ConnectionState.ERROR
                 error = Malformed(ErrorCode.BAD_FORMAT, "the peer closed the connection mid-frame")
                 self._error = remote_error(error, self._role)
+                self._reply_gate.owe(self._error.reply)
                 raise self._error
             self._state = ConnectionState.CLOSED
         return NEED_DATA

@@ -8,33 +8,39 @@ client's pending queue) and checks the reply against it.
 READ replies are checked as they arrive: an even number of elements, no more pairs than the
 COUNT asked for, Bulk Strings only, well-formed timestamps, "Returned records MUST be in strictly
 increasing timestamp order" and "only return records with timestamp strictly greater than"
-MIN_TIMESTAMP (``0-0`` by default).
+MIN_TIMESTAMP (``0-0`` by default; v0.2.0's MIN_ID is inclusive, see ``floor_of``).
 
-Theory of operation: a READ reply is decoded by one of three layers, fastest first, each
-accepting only what the next one down would accept (tests feed the same streams to all):
+Theory of operation. There are two ways through a READ reply, and the state they share is the
+careful path's own (``_count``, ``_records``, ``_prev``, ``_stamp``, ``_bulk``):
 
-1. Whole replies of one shape (``_uniform_batch``): when the first pair's header lengths,
-   record size (at most ``_UNIFORM_MAX_RECORD``) and timestamp widths repeat across every pair
-   of the reply, and pipelined READ replies have the same element count, one ``findall`` over
-   a pattern of fixed match length takes them all (a few dozen replies at most), C-level loops
-   build and order the timestamps, and the extra replies wait in ``_ready`` for the next calls.
-   The patterns live on the parser (``_Shapes``), compiled the second time a shape is seen,
-   in bounded tables. After a miss the parser does not look again for a number of replies
-   that doubles with each miss in a row (up to 15), so varied streams pay almost nothing.
-2. Pairs of any shape (``_pairs``): one regex matches a pair's two headers, the record is
-   sliced; it stops at anything incomplete or unusual.
-3. The careful path (``_slow_element``): one element at a time through ``WireBuffer``,
-   raising the precise error. It alone handles records split across reads and any fault.
+- The careful path (``read_header`` then ``_slow_element``) reads one element at a time through
+  ``WireBuffer`` and raises the precise error. It is the reference: it alone handles an element
+  split across reads, and every fault.
+- The fast path (``_pairs``), tried at a reply's start (after ``_READ_HEAD``) and at every
+  pair boundary, takes the run of *whole* pairs already buffered, of any sizes: per pair one
+  anchored regex matches the timestamp header, the timestamp and the record header (and, for
+  every pair after the first, the CRLF ending the previous record), the record is sliced by its
+  length, and the checks the careful path makes are made on the values at hand: the declared
+  timestamp length, the record length against the limit, strictly increasing order from the
+  floor. It raises nothing and consumes only the pairs that passed: the pair it stopped at
+  (incomplete, unusual or wrong) is left to the careful path, which takes it or says what is
+  wrong with it, then the fast path goes on after it. (Checking a run afterwards with
+  ``map``/``zip`` was measured slower than checking each pair as it is read.) The reply's own
+  header is read by ``_READ_HEAD`` where the careful path would read it, and its count gets
+  the same checks (``_begin_read``).
+
+A pair whose record is not all here yet, its headers checked, is handed to the careful path
+waiting for that record (``_hand_over``: the state it would be in after reading those headers
+itself); once it completes, the next pairs are taken in runs again, so chunked arrival costs the
+careful path one record per chunk. Each byte is looked
+at by the fast path at most once plus the bounded header of the pair it stops at: linear in any
+chunking. Nothing is cached between replies: no pattern depends on the data.
 """
 
 from __future__ import annotations
 
 import re
-from collections import deque
-from collections.abc import Callable, Iterable
-from itertools import islice, repeat
-from operator import lt
-from typing import cast
+from collections.abc import Iterable
 
 from s3p_codec._core import LocalProtocolError
 from s3p_codec.s3p.events import (
@@ -83,17 +89,21 @@ def _read_reply(records: tuple[tuple[Timestamp, bytes], ...]) -> ReadReply:
 
 
 _OK = b"OK"
+_CRLF = b"\r\n"
 _new_timestamp = tuple.__new__
-_PAIR_PATTERN = rb"\$([1-9][0-9]?)\r\n([0-9]{1,20})-([0-9]{1,20})\r\n\$([1-9][0-9]{0,9})\r\n"
-_PAIR = re.compile(_PAIR_PATTERN)
-_READ_FIRST = re.compile(rb"\*([1-9][0-9]{0,8})\r\n" + _PAIR_PATTERN).match
+_PAIR_HEADERS = rb"\$([1-9]\d?+)\r\n(\d{1,19}+)-(\d{1,19}+)\r\n\$([1-9]\d{0,9}+)\r\n"
+"""A pair up to its record: lengths without leading zeros, at most 19 digits in ``<ms>`` and
+``<seq>`` (so neither can exceed 64 bits); anything else is the careful path's. (``\\d`` is
+ASCII digits only in a bytes pattern; the possessive bounded repeats match twice as fast as
+``[0-9]{1,19}``.)"""
+_FIRST_PAIR = re.compile(_PAIR_HEADERS).match
+_NEXT_PAIR = re.compile(_CRLF + _PAIR_HEADERS).match
+"""Matched where the previous record ends: its CRLF is checked by the same call."""
+_READ_HEAD = re.compile(rb"\*([1-9]\d{0,8}+)\r\n").match
 _SMALL_INTS = {b"%d" % number: number for number in range(1000)}
-"""Sequence numbers are usually small: a dict lookup is cheaper than ``int()``."""
-_UNIFORM_MAX_RECORD = 512  # above this, slicing beats matching the payload with the regex
-_BATCH = 64  # pipelined READ replies decoded in one pass at most
-_BATCH_PAIRS = 320
-"""...and records: a larger batch keeps more fresh objects alive at once, and the garbage
-collector's passes over them cost more than the batch saves."""
+"""Sequence numbers and lengths are often small: a dict lookup is cheaper than ``int()``."""
+_STAMP_SIZES = [[b"%d" % (ms + seq + 1) for seq in range(20)] for ms in range(20)]
+"""The length a timestamp's header declares, by the digits in its ``<ms>`` and ``<seq>``."""
 _CODES = {code.value.encode(): code for code in ErrorCode}
 
 
@@ -117,201 +127,6 @@ def default_floor(rules: Rules) -> Timestamp:
     return _BELOW_ZERO if rules.min_inclusive else _ZERO
 
 
-_Findall = Callable[..., list[tuple[bytes, ...]]]
-
-
-class _Shapes:
-    """One parser's compiled patterns for the reply shapes it has met.
-
-    A shape's pattern is compiled the second time the shape is seen, so a peer varying shapes
-    cannot make us compile a pattern per reply; each table is bounded and held by its parser,
-    so one connection's shapes neither leak into nor evict another's.
-    """
-
-    __slots__ = ("batch", "seen", "uniform")
-
-    def __init__(self) -> None:
-        self.uniform: dict[tuple[int, int, int], _Findall] = {}
-        self.batch: dict[tuple[int, int, int, int], _Findall] = {}
-        self.seen: set[tuple[int, ...]] = set()
-
-    def _first_sighting(self, key: tuple[int, ...]) -> bool:
-        """True the first time ``key`` is seen (recently): compile only when it recurs."""
-        seen = self.seen
-        if key in seen:
-            return False
-        if len(seen) > 1024:
-            seen.clear()
-        seen.add(key)
-        return True
-
-    def uniform_findall(self, ms_digits: int, seq_digits: int, rec_len: int) -> _Findall | None:
-        """``findall`` of ``(ms, seq, record)`` for pairs with exactly these lengths, or None
-        the first time these lengths are seen."""
-        key = (ms_digits, seq_digits, rec_len)
-        found = self.uniform.get(key)
-        if found is None:
-            if self._first_sighting(key):
-                return None
-            if len(self.uniform) > 256:
-                self.uniform.clear()
-            pattern = rb"\$%d\r\n([0-9]{%d})-([0-9]{%d})\r\n\$%d\r\n(.{%d})\r\n" % (
-                ms_digits + seq_digits + 1,
-                ms_digits,
-                seq_digits,
-                rec_len,
-                rec_len,
-            )
-            found = re.compile(pattern, re.DOTALL).findall
-            self.uniform[key] = found
-        return found
-
-    def batch_findall(
-        self, count: int, ms_digits: int, seq_digits: int, rec_len: int
-    ) -> _Findall | None:
-        """``findall`` of ``(ms, seq, record, next header)`` over pipelined replies of one
-        shape, or None the first time the shape is seen."""
-        key = (count, ms_digits, seq_digits, rec_len)
-        found = self.batch.get(key)
-        if found is None:
-            if self._first_sighting(key):
-                return None
-            if len(self.batch) > 256:
-                self.batch.clear()
-            # The next reply's header is an optional suffix: the pattern starts with a literal
-            # "$", which lets the regex engine skip ahead quickly where nothing matches.
-            pattern = rb"\$%d\r\n([0-9]{%d})-([0-9]{%d})\r\n\$%d\r\n(.{%d})\r\n(\*%d\r\n)?" % (
-                ms_digits + seq_digits + 1,
-                ms_digits,
-                seq_digits,
-                rec_len,
-                rec_len,
-                count,
-            )
-            found = re.compile(pattern, re.DOTALL).findall
-            self.batch[key] = found
-        return found
-
-
-def _uniform_batch(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
-    data: bytes | bytearray,
-    pos: int,
-    head: re.Match[bytes],
-    request: Read,
-    upcoming: Iterable[Request],
-    max_count: int,
-    max_record: int,
-    zero: Timestamp,
-    shapes: _Shapes,
-) -> tuple[list[ReadReply], int] | None:
-    """Whole READ replies at ``pos``, one per READ request in a row, if they are uniform.
-
-    ``head`` is ``_READ_FIRST`` matched at ``pos``; ``upcoming`` every request awaiting a reply,
-    ``request`` first. Pipelined replies of the same shape (same element count, same header
-    lengths, records of at most ``_UNIFORM_MAX_RECORD`` bytes, at most 19 digits in ``<ms>``
-    and ``<seq>`` so no part can exceed 64 bits) are matched by one ``findall`` whose pattern
-    has the next reply's header as an optional group; ``n`` complete replies give exactly
-    ``n - 1`` headers, one every ``pairs`` matches, and tile the region exactly. Each reply is
-    then checked against its own request (COUNT, MIN_TIMESTAMP) and for strictly increasing
-    order; the first that fails ends the batch (the careful path reports it). None: not this
-    way.
-    """
-    count_text, ts_len, ms_first, seq_first, rec_text = head.groups()
-    count = int(count_text)
-    pairs = count // 2
-    ms_digits = len(ms_first)
-    seq_digits = len(seq_first)
-    rec_len = int(rec_text)
-    if (
-        pairs * 2 != count
-        or int(ts_len) != ms_digits + seq_digits + 1
-        or ms_digits > 19
-        or seq_digits > 19
-        or rec_len > _UNIFORM_MAX_RECORD
-        or rec_len > max_record
-    ):
-        return None
-    pair_start = head.end(1) + 2
-    reply_size = pair_start - pos + (head.end() - pair_start + rec_len + 2) * pairs
-    n = min((len(data) - pos) // reply_size, _BATCH, max(1, _BATCH_PAIRS // pairs))
-    if n < 1:
-        return None
-    requests = _consecutive_reads(request, upcoming, n)
-    n = len(requests)
-    # Cheap look before the regex: every reply of the batch must start where a uniform reply
-    # would; the batch ends at the first that does not (non-uniform replies rarely line up).
-    header = data[pos:pair_start]
-    size = len(header)
-    at = pos + reply_size
-    for index in range(1, n):
-        if data[at : at + size] != header:
-            n = index
-            break
-        at += reply_size
-    end = pos + n * reply_size
-    if data[end - 2 : end] != b"\r\n":
-        return None
-    total = n * pairs
-    if n == 1:
-        findall = shapes.uniform_findall(ms_digits, seq_digits, rec_len)
-        if findall is None:
-            return None
-        matches = findall(data, pair_start, end)
-        if len(matches) != total:
-            return None
-        ms_texts, seq_texts, payloads = zip(*matches, strict=False)
-    else:
-        findall = shapes.batch_findall(count, ms_digits, seq_digits, rec_len)
-        if findall is None:
-            return None
-        found = findall(data, pair_start, end)
-        if len(found) != total:
-            return None
-        ms_texts, seq_texts, payloads, tails = zip(*found, strict=False)
-        # Exactly one header after the last pair of every reply but the last.
-        if tails.count(b"") != total - n + 1 or b"" in tails[pairs - 1 : total - 1 : pairs]:
-            return None
-    small = list(map(_SMALL_INTS.get, seq_texts))
-    seqs = list(map(int, seq_texts)) if None in small else cast("list[int]", small)
-    if ms_texts.count(ms_first) == total:
-        ms = int(ms_first)
-        keys: list[int] | list[Timestamp] = seqs  # one millisecond: order by seq alone
-        stamps = list(map(_new_timestamp, repeat(Timestamp), zip(repeat(ms), seqs, strict=False)))
-    else:
-        stamps = list(
-            map(_new_timestamp, repeat(Timestamp), zip(map(int, ms_texts), seqs, strict=False))
-        )
-        keys = stamps
-    records = tuple(zip(stamps, payloads, strict=False))
-    replies: list[ReadReply] = []
-    for index in range(n):
-        request = requests[index]
-        low = index * pairs
-        high = low + pairs
-        if pairs > (request.count or max_count):
-            break
-        part = keys[low:high]
-        after = request.min_timestamp or zero if request.min_id is None else floor_of(request, zero)
-        if not (stamps[low] > after and all(map(lt, part, part[1:]))):
-            break
-        reply = _new_object(ReadReply)
-        _set(reply, "records", records if n == 1 else records[low:high])
-        replies.append(reply)
-    if not replies:
-        return None
-    return replies, pos + len(replies) * reply_size
-
-
-def _consecutive_reads(request: Read, upcoming: Iterable[Request], most: int) -> list[Read]:
-    """``request`` and the READs right after it in ``upcoming`` (which starts with it)."""
-    reads = [request]
-    for later in islice(upcoming, 1, most):
-        if type(later) is not Read:
-            break
-        reads.append(later)
-    return reads
-
-
 def parse_error_line(text: bytes | bytearray, rules: Rules = _V010) -> ErrorReply:
     """``<ERROR_CODE> <message>``: the code must be one of the version's canonical codes."""
     raw_code, _, message = bytes(text).partition(b" ")
@@ -324,18 +139,15 @@ def parse_error_line(text: bytes | bytearray, rules: Rules = _V010) -> ErrorRepl
 class ReplyParser:
     """Turns the server-to-client byte stream into typed replies, given what each answers."""
 
+    fast = True
+    """Take whole buffered pairs in runs (``_pairs``); tests turn it off to compare the paths."""
+
     def __init__(self, buffer: WireBuffer, limits: Limits, rules: Rules = _V010) -> None:
         self.buffer = buffer
         self.limits = limits
         self.rules = rules
         self.zero = default_floor(rules)
         self.start = 0
-        self._ready: deque[ReadReply] = deque()  # decoded ahead, for the next requests
-        self._shapes = _Shapes()
-        # Replies that are not of one shape make the fast paths fail: after a miss, skip them
-        # for a number of replies that doubles with each miss in a row (up to 15).
-        self._misses = 0
-        self._skip = 0
         self._reset()
 
     def _reset(self) -> None:
@@ -350,50 +162,44 @@ class ReplyParser:
         """True while a reply is partly read or buffered bytes wait to be parsed (EOF now is mid-
         frame).
         """
-        return self._count >= 0 or self._bulk >= 0 or len(self.buffer) > 0 or bool(self._ready)
+        return self._count >= 0 or self._bulk >= 0 or len(self.buffer) > 0
 
     def next_reply(self, request: Request, upcoming: Iterable[Request] = ()) -> Reply | None:
         """The reply to ``request`` if complete, else None; raises Malformed.
 
-        ``upcoming`` is every request awaiting a reply, ``request`` first: consecutive READs in
-        it let pipelined READ replies be decoded together (handed out by later calls).
+        ``upcoming`` (every request awaiting a reply, ``request`` first) is accepted for
+        callers that pass it; replies are decoded one at a time.
         """
-        if self._ready:
-            return self._ready.popleft()
         buf = self.buffer
         if self._count < 0 and self._bulk < 0:
-            data = buf.data
             pos = buf.pos
             self.start = buf.base + pos
-            if self._skip:
-                self._skip -= 1  # recent replies were not uniform: do not look for a while
-            elif type(request) is Read:
-                # Fast path: whole READ replies of same-sized pairs, already buffered.
-                head = _READ_FIRST(data, pos)
+            if type(request) is Read and self.fast:
+                head = _READ_HEAD(buf.data, pos)
                 if head is not None:
-                    batch = _uniform_batch(
-                        data,
-                        pos,
-                        head,
-                        request,
-                        upcoming,
-                        self.limits.max_count,
-                        self.limits.max_record_size,
-                        self.zero,
-                        self._shapes,
-                    )
-                    if batch is not None:
-                        self._misses = 0
-                        replies, end = batch
-                        buf.pos = buf.scan = end
-                        if end >= len(data):
-                            buf.compact()
-                        if len(replies) > 1:
-                            self._ready.extend(replies[1:])
-                        return replies[0]
-                    if head.end() < len(data):  # complete enough to judge: not uniform
-                        self._misses = min(2 * self._misses + 1, 15)
-                        self._skip = self._misses
+                    # The header line the careful path would read, consumed the same way.
+                    buf.pos = buf.scan = head.end()
+                    count = int(head[1])
+                    limit = request.count
+                    if (
+                        count % 2
+                        or count // 2 > (self.limits.max_count if limit is None else limit)
+                        or request.min_id is not None
+                    ):
+                        self._begin_read(request, count)  # the error, or v0.2.0's MIN_ID
+                    else:  # what _begin_read does in the common case, inline
+                        self._prev = request.min_timestamp or self.zero
+                        self._count = count
+                    if self._pairs(count // 2):
+                        return self._read_body()  # not all here, or not all plain
+                    # The whole reply in one run: what _read_body does at the end, inline.
+                    whole = _new_object(ReadReply)
+                    _set(whole, "records", tuple(self._records))
+                    self._records = []
+                    self._count = -1
+                    if buf.pos >= len(buf.data) or type(buf.data) is not bytes:
+                        buf.compact()
+                    return whole
             header = buf.read_header()
             if header is None:
                 return None
@@ -437,80 +243,99 @@ class ReplyParser:
         limit = request.count if request.count is not None else self.limits.max_count
         if count // 2 > limit:
             raise bad_format(f"a READ reply of {count // 2} records; at most {limit} asked for")
-        self._prev = floor_of(request, self.zero)
+        if request.min_id is None:
+            self._prev = request.min_timestamp or self.zero
+        else:
+            self._prev = floor_of(request, self.zero)
         self._count = count
 
     def _read_body(self) -> ReadReply | None:
-        buf = self.buffer
         records = self._records
         pairs_left = self._count // 2 - len(records)
+        fast = self.fast
         while pairs_left:
-            if self._stamp is None and self._bulk < 0:
+            if fast and self._stamp is None and self._bulk < 0:
                 pairs_left = self._pairs(pairs_left)
                 if not pairs_left:
                     break
-            # Slow path: element by element, with the precise error.
+            # The careful path: one element, with the precise error.
             if not self._slow_element():
                 return None
             if self._stamp is None and self._bulk < 0:
                 pairs_left = self._count // 2 - len(records)
         reply = _read_reply(tuple(records))
         self._reset()
-        buf.compact()
+        self.buffer.compact()
         return reply
 
     def _pairs(self, pairs_left: int) -> int:
-        """Take whole pairs while they are buffered and unremarkable: one regex for the two
-        headers, then slice the record. Returns the pairs still to read; anything unusual
-        stops the loop and is left to the element-by-element path."""
+        """Take the run of whole, unremarkable pairs buffered at a pair boundary (see the
+        module docstring); returns the pairs still to read."""
         buf = self.buffer
         data = buf.data
-        size_of_data = len(data)
-        copy_slice = type(data) is not bytes
+        found = _FIRST_PAIR(data, buf.pos)
+        if found is None:
+            return pairs_left
+        whole = data if type(data) is bytes else None  # records are sliced as they are
         max_record = self.limits.max_record_size
         append = self._records.append
-        match = _PAIR.match
+        match = _NEXT_PAIR
         small = _SMALL_INTS.get
-        prev = self._prev
-        pos = buf.pos
-        while pairs_left:
-            found = match(data, pos)
-            if found is None:
-                break
-            ts_len, ms, seq, rec_len = found.groups()
+        stamp_sizes = _STAMP_SIZES
+        prev = first = self._prev
+        end = 0
+        while True:
+            stamp_size, ms, seq, size_text = found.groups()
             start = found.end()
-            size = small(rec_len)
-            if size is None:
-                size = int(rec_len)
-            end = start + size
-            if (
-                end + 2 > size_of_data
-                or size > max_record
-                or small(ts_len) != len(ms) + len(seq) + 1
-                or data[end] != 0x0D
-                or data[end + 1] != 0x0A
-            ):
-                break
-            ms_value = int(ms)
+            size = small(size_text) or int(size_text)  # never 0: no leading zero
             seq_value = small(seq)
             if seq_value is None:
                 seq_value = int(seq)
-            stamp = _new_timestamp(Timestamp, (ms_value, seq_value))
-            if not stamp > prev or ms_value > MAX_U64 or seq_value > MAX_U64:
+            stamp = _new_timestamp(Timestamp, (int(ms), seq_value))
+            if stamp <= prev or size > max_record or stamp_sizes[len(ms)][len(seq)] != stamp_size:
                 break
-            if not copy_slice:
-                record = cast("bytes", data[start:end])
+            stop = start + size
+            # The next pair's match checks this record's CRLF; the last one is checked here.
+            if pairs_left > 1:
+                found = match(data, stop)
+                if found is None and data[stop : stop + 2] != _CRLF:
+                    if stop + 2 > len(data):
+                        return self._hand_over(prev, stamp, size, start, pairs_left)
+                    break
+            elif data[stop : stop + 2] != _CRLF:
+                if stop + 2 > len(data):
+                    return self._hand_over(prev, stamp, size, start, pairs_left)
+                break
+            else:
+                found = None
+            if whole is not None:
+                append((stamp, whole[start:stop]))
             elif size > 4096:
                 with memoryview(data) as view:
-                    record = bytes(view[start:end])
+                    append((stamp, bytes(view[start:stop])))
             else:
-                record = bytes(data[start:end])
-            append((stamp, record))
+                append((stamp, bytes(data[start:stop])))
+            end = stop
             prev = stamp
-            pos = end + 2
             pairs_left -= 1
+            if found is None:
+                break
+        if prev is not first:
+            self._prev = prev
+            buf.pos = buf.scan = end + 2
+        return pairs_left
+
+    def _hand_over(
+        self, prev: Timestamp, stamp: Timestamp, size: int, start: int, pairs_left: int
+    ) -> int:
+        """The record at ``start`` is not all here yet, its headers are checked: leave the
+        careful path exactly where it would be after reading them (waiting for the record's
+        ``size`` bytes, big ones collected aside), instead of making it read them again."""
         self._prev = prev
-        buf.pos = buf.scan = pos
+        self._stamp = stamp
+        self._bulk = size
+        buf = self.buffer
+        buf.pos = buf.scan = start
         return pairs_left
 
     def _slow_element(self) -> bool:

@@ -1,9 +1,10 @@
-"""The request schema (spec section 8) shared by both command parsers: names, arity, options.
+"""The request schema (spec section 8) shared by both ways through a command: names, arity,
+options.
 
-``commands.CommandParser`` reads a command element by element; ``fast_commands`` reads whole
-buffered commands in one go. Both end in ``build_request``, so option values are checked by one
-piece of code ("invalid option value (e.g., bad timestamp format, non-numeric COUNT or BLOCK)",
-COUNT and BLOCK against the configured limits) whichever parser read the command.
+``commands.CommandParser`` reads a command element by element; ``commands.scan_command`` reads
+whole buffered commands in one go. Both end in ``build_request``, so option values are checked
+by one piece of code ("invalid option value (e.g., bad timestamp format, non-numeric COUNT or
+BLOCK)", COUNT and BLOCK against the configured limits) whichever way the command was read.
 """
 
 from __future__ import annotations
