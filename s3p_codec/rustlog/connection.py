@@ -69,14 +69,14 @@ from s3p_codec.rustlog.wire import HEADER, FrameDecoder, check_length, encode_fr
 
 _unpack_header = HEADER.unpack
 
-__all__ = ["Connection", "State"]
+__all__ = ["Connection", "ConnectionState", "State"]
 
 _RESPONSES = frozenset(RESPONSE_TYPES)
 # Looked up by the class of anything decoded (an error's class is simply not found).
 _RESPONSE_TO: dict[object, type[Response]] = dict(RESPONSE_TO.items())
 
 
-class State(enum.Enum):
+class ConnectionState(enum.Enum):
     """The spec's connection states (``TCP_CONNECTING`` is the transport's business)."""
 
     CONNECTED = "CONNECTED"
@@ -85,12 +85,16 @@ class State(enum.Enum):
     CLOSED = "CLOSED"
 
 
+State = ConnectionState
+"""The name this enum had before the five packages agreed on ``ConnectionState``."""
+
+
 # Module constants: reading an Enum member through its class costs about 0.1 µs in CPython 3.11,
 # as much as the rest of the bookkeeping of a frame.
-_CONNECTED: Final = State.CONNECTED
-_REQUEST_ACTIVE: Final = State.REQUEST_ACTIVE
-_ERROR: Final = State.ERROR
-_CLOSED: Final = State.CLOSED
+_CONNECTED: Final = ConnectionState.CONNECTED
+_REQUEST_ACTIVE: Final = ConnectionState.REQUEST_ACTIVE
+_ERROR: Final = ConnectionState.ERROR
+_CLOSED: Final = ConnectionState.CLOSED
 _SERVER: Final = Role.SERVER
 _CLIENT: Final = Role.CLIENT
 
@@ -137,8 +141,8 @@ class Connection:
         return self._role
 
     @property
-    def state(self) -> State:
-        """Where the connection is (``State``); CLOSED and ERROR are final."""
+    def state(self) -> ConnectionState:
+        """Where the connection is (``ConnectionState``); CLOSED and ERROR are final."""
         return self._state
 
     @property

@@ -17,6 +17,11 @@ def pair() -> tuple[rustlog.Connection, rustlog.Connection]:
     return rustlog.Connection(Role.CLIENT), rustlog.Connection(Role.SERVER)
 
 
+def test_state_enum_is_connection_state_and_keeps_its_old_name() -> None:
+    assert rustlog.ConnectionState is rustlog.State
+    assert rustlog.Connection(Role.CLIENT).state is rustlog.ConnectionState.CONNECTED
+
+
 def test_connection_satisfies_the_core_protocol() -> None:
     assert isinstance(rustlog.Connection(Role.CLIENT), ConnectionProtocol)
 
