@@ -36,7 +36,7 @@ Schemas the spec leaves out, decided here (and in the package docstring):
 from __future__ import annotations
 
 import linecache
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Final
 
 from s3p_codec._core import LocalProtocolError
@@ -68,12 +68,9 @@ __all__ = [
     "KNOWN_FIELDS",
     "OPTIONAL_FIELDS",
     "REQUEST_DECODERS",
-    "REQUEST_TABLE",
     "RESPONSE_DECODERS",
-    "RESPONSE_TABLE",
     "AmbiguousNumber",
     "Context",
-    "DecoderEntry",
     "FieldError",
     "TooDeep",
     "check_extras",
@@ -136,13 +133,34 @@ def _compile(cls: type, what: str, lines: list[str], names: dict[str, Any]) -> A
     return namespace[what]
 
 
+def _extras_test(fields: tuple[tuple[str, Kind], ...]) -> str:
+    """When to look at the fields a message does not know (``check_extras``)."""
+    if any(kind.optional for _, kind in fields):
+        return "True"  # a field may be absent: the count says nothing
+    return f"len(obj) != {len(fields) + 1}"  # the known fields and "type"
+
+
 def _decoder(cls: type) -> Decoder:
-    """The decoder of ``cls``: checks ``obj``'s fields, builds the event without ``__init__``."""
+    """The decoder of ``cls``: checks ``obj``'s fields, builds the event without ``__init__``.
+
+    Unknown fields are ignored, but one nested too deep raises ``TooDeep`` (``check_extras``).
+    """
     fields = field_kinds(cls)
+    names: dict[str, Any] = {
+        "_new": object.__new__,
+        "_cls": cls,
+        "_extras": check_extras,
+        "_known": frozenset({"type", *(name for name, _ in fields)}),
+        **FAST_NAMES,
+    }
     if not fields:
-        instance = cls()
-        return lambda _obj, _ctx: instance
-    names: dict[str, Any] = {"_new": object.__new__, "_cls": cls, **FAST_NAMES}
+        names["_instance"] = cls()
+        lines = ["def decode(obj, ctx):"]
+        lines.append(f"    if {_extras_test(fields)}:")
+        lines.append("        _extras(obj, _known, 1)")
+        lines.append("    return _instance")
+        singleton: Decoder = _compile(cls, "decode", lines, names)
+        return singleton
     values = [f"v{index}" for index in range(len(fields))]
     lines = ["def decode(obj, ctx):"]
     lines += [f"    {v} = obj.get({key!r})" for v, (key, _) in zip(values, fields, strict=True)]
@@ -163,6 +181,8 @@ def _decoder(cls: type) -> Decoder:
     for index, (v, (key, _)) in enumerate(zip(values, fields, strict=True)):
         names[f"_set{index}"] = cls.__dict__[key].__set__  # the slot itself: no frozen check
         lines.append(f"    _set{index}(event, {v})")
+    lines.append(f"    if {_extras_test(fields)}:")
+    lines.append("        _extras(obj, _known, 1)")
     lines.append("    return event")
     decoder: Decoder = _compile(cls, "decode", lines, names)
     return decoder
@@ -220,26 +240,6 @@ REQUEST_DECODERS: Final[dict[str, Callable[[dict[str, Any], Context], Request]]]
 RESPONSE_DECODERS: Final[dict[str, Callable[[dict[str, Any], Context], Response]]] = {
     cls.TYPE: _decoder(cls) for cls in RESPONSE_TYPES
 }
-
-DecoderEntry = tuple[Callable[[dict[str, Any], Context], Any], int, frozenset[str]]
-"""(decoder, the field count of a message without extras or -1, the fields it knows)."""
-
-
-def _table(decoders: Mapping[str, Callable[[dict[str, Any], Context], Any]]) -> dict[str, Any]:
-    return {
-        name: (
-            decoder,
-            -1 if name in OPTIONAL_FIELDS else len(KNOWN_FIELDS[name]),
-            KNOWN_FIELDS[name],
-        )
-        for name, decoder in decoders.items()
-    }
-
-
-REQUEST_TABLE: Final[dict[str, DecoderEntry]] = _table(REQUEST_DECODERS)
-"""``REQUEST_DECODERS`` with what ``check_extras`` needs, looked up once per frame."""
-RESPONSE_TABLE: Final[dict[str, DecoderEntry]] = _table(RESPONSE_DECODERS)
-"""``RESPONSE_DECODERS`` with what ``check_extras`` needs, looked up once per frame."""
 
 _ENCODERS: Final[dict[type[Any], Encoder]] = {cls: _encoder(cls) for cls in _FIELDS}
 

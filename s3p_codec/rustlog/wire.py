@@ -115,9 +115,6 @@ def decode_payload(
             raise RemoteProtocolError(
                 f"Invalid {name} {kind}: {exc.message}", code=exc.code, fatal=False
             ) from None
-        known = schema.KNOWN_FIELDS[name]
-        if len(obj) != len(known) or name in schema.OPTIONAL_FIELDS:
-            schema.check_extras(obj, known, 1)
     except schema.TooDeep:
         raise RemoteProtocolError(DEPTH_MESSAGE, code=ErrorCode.INVALID_REQUEST) from None
     except schema.AmbiguousNumber:
@@ -137,7 +134,7 @@ class FrameDecoder:
     event is exactly the one ``decode_payload`` gives.
     """
 
-    __slots__ = ("_context", "_decoders", "_fallback", "_json", "_kind", "_loads", "_max", "_table")
+    __slots__ = ("_context", "_decoders", "_fallback", "_json", "_kind", "_loads", "_max")
 
     def __init__(self, context: schema.Context, json: JsonBackend, *, requests: bool) -> None:
         self._context = context
@@ -147,7 +144,6 @@ class FrameDecoder:
         self._decoders: dict[str, Callable[[dict[str, Any], schema.Context], Event]] = (
             schema.REQUEST_DECODERS if requests else schema.RESPONSE_DECODERS  # type: ignore[assignment]
         )
-        self._table = schema.REQUEST_TABLE if requests else schema.RESPONSE_TABLE
         failures: tuple[type[Exception], ...] = json.fast_failures
         if json.loads_fast is not None:
             self._loads = json.loads_fast
@@ -182,7 +178,7 @@ class FrameDecoder:
         maximum = self._max
         loads = self._loads
         fallback = self._fallback
-        table = self._table
+        decoders = self._decoders
         context = self._context
         append = out.append
         size = LENGTH_FIELD_SIZE
@@ -199,10 +195,7 @@ class FrameDecoder:
                 obj: Any = loads(payload)
                 # Only a dict whose "type" is a known name gets past this line: anything else
                 # raises KeyError or TypeError (a list or a scalar, an unhashable "type").
-                decoder, count, known = table[obj["type"]]
-                event = decoder(obj, context)
-                if len(obj) != count:
-                    schema.check_extras(obj, known, 1)
+                event = decoders[obj["type"]](obj, context)
             except fallback:
                 pass  # decode_payload names the error (or decodes what needs a second look)
             else:
