@@ -1,12 +1,15 @@
-"""Protocol-independent building blocks: buffer, errors, roles, and the Connection protocol.
+"""Protocol-independent building blocks: buffer, errors, roles, lifecycle, resynchronisation, and
+the Connection and Observer protocols.
 
 Nothing here knows any protocol, and nothing here touches a socket, a clock or a thread.
 """
 
-from s3p_codec._core.buffer import BufferOverflow, ReceiveBuffer
+from s3p_codec._core.buffer import BufferOverflow, FrameTooLong, ReceiveBuffer
 from s3p_codec._core.connection import Connection, Observer
 from s3p_codec._core.errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+from s3p_codec._core.lifecycle import ReplyAfterError, finished
 from s3p_codec._core.observe import Observed, ObservedError, ObservedGap, ObserverOutput
+from s3p_codec._core.resync import FrameSync
 from s3p_codec._core.types import NEED_DATA, Direction, NeedData, Role
 
 __all__ = [
@@ -14,6 +17,8 @@ __all__ = [
     "BufferOverflow",
     "Connection",
     "Direction",
+    "FrameSync",
+    "FrameTooLong",
     "LocalProtocolError",
     "NeedData",
     "Observed",
@@ -24,5 +29,7 @@ __all__ = [
     "ProtocolError",
     "ReceiveBuffer",
     "RemoteProtocolError",
+    "ReplyAfterError",
     "Role",
+    "finished",
 ]

@@ -2,24 +2,41 @@
 
 Parsing must cost time linear in the bytes received, whatever the chunking: a peer that sends one
 byte at a time must not make us rescan what we already looked at, and consuming an event must not
-copy the unconsumed tail. So the buffer keeps a read offset into one ``bytearray`` and compacts
-only when the consumed prefix is at least half of the storage (amortised O(1) per byte), and
+copy the unconsumed tail. So the buffer keeps a read offset into its storage and compacts only
+when the consumed prefix is at least half of the storage (amortised O(1) per byte), and
 ``read_line`` remembers how far it has already searched for a terminator.
 
+Two more rules save copies on real traffic, where most chunks hold whole frames and a few frames
+are far bigger than a chunk:
+
+- *Adopt the chunk.* When everything before it was consumed, a received ``bytes`` chunk becomes
+  the storage itself (no copy); only when a frame spans chunks is the unconsumed tail copied,
+  once, into a growing ``bytearray``.
+- *Big payload aside.* ``take_frame`` reads a length-prefixed frame. When a payload of
+  ``ASIDE_MIN`` bytes or more is incomplete, its bytes are collected aside (views of the chunks,
+  small pieces coalesced) and joined once when the last one arrives: a payload of n bytes costs
+  one full copy, not one per chunk.
+
 The buffer also enforces a bound on memory: ``feed`` itself accepts any amount (the caller handed
-us those bytes), but a line may not grow past ``max_length`` before its terminator arrives, and
-codecs check every declared length against their ``Limits`` before they wait for a payload.
-``BufferOverflow`` is internal: codecs translate it into their own ``RemoteProtocolError``.
+us those bytes), but a line may not grow past ``max_length`` before its terminator arrives, and a
+frame's declared length is checked against its limit before any payload is waited for.
+``BufferOverflow`` and ``FrameTooLong`` are internal: codecs translate them into their own
+``RemoteProtocolError``.
 """
 
 from __future__ import annotations
 
-__all__ = ["BufferOverflow", "ReceiveBuffer"]
+import struct
+from typing import Any
+
+__all__ = ["ASIDE_MIN", "BufferOverflow", "FrameTooLong", "ReceiveBuffer"]
 
 _COMPACT_MIN = 64 * 1024
 # Above this size a slice is copied once through a memoryview instead of twice (bytearray slice,
 # then bytes); below it the plain slice is cheaper than setting up the view.
 _ONE_COPY_MIN = 4096
+ASIDE_MIN = 64 * 1024  # an incomplete payload at least this big is collected aside
+_PIECE_MIN = 16 * 1024  # smaller pieces of a payload aside are coalesced, bigger ones kept as is
 
 
 class BufferOverflow(Exception):
@@ -30,27 +47,55 @@ class BufferOverflow(Exception):
         self.limit = limit
 
 
+class FrameTooLong(Exception):
+    """A frame header declared a length outside ``0..limit`` (codecs translate this)."""
+
+    def __init__(self, length: int, limit: int, fields: tuple[Any, ...]) -> None:
+        super().__init__(f"frame length {length} outside 0..{limit}")
+        self.length = length
+        self.limit = limit
+        self.fields = fields
+
+
 class ReceiveBuffer:
     """Bytes received and not yet consumed, with O(1) amortised consumption.
 
     ``position`` counts every byte ever consumed, so Observers can report where in a stream an
-    event started and ended.
+    event started and ended. While a payload is collected aside, its frame counts as not
+    consumed yet: ``position`` stays at the frame's first byte and ``len`` includes the frame.
     """
 
-    __slots__ = ("_consumed_before", "_data", "_line_scan", "_start")
+    __slots__ = (
+        "_aside",
+        "_aside_fields",
+        "_aside_head",
+        "_aside_left",
+        "_aside_start",
+        "_consumed_before",
+        "_data",
+        "_line_scan",
+        "_start",
+    )
 
     def __init__(self) -> None:
-        self._data = bytearray()
+        self._data: bytes | bytearray = b""
         self._start = 0
         # Absolute stream offset up to which a terminator is known to be absent.
         self._line_scan = 0
-        self._consumed_before = 0  # bytes dropped from the front of _data by compaction
+        self._consumed_before = 0  # absolute stream offset of _data[0]
+        # A payload being collected aside (see take_frame): its pieces, the bytes still to
+        # come, the frame's header fields and bytes, and the frame's absolute start.
+        self._aside: list[bytes | bytearray | memoryview] | None = None
+        self._aside_left = 0
+        self._aside_fields: tuple[Any, ...] = ()
+        self._aside_head = b""
+        self._aside_start = 0
 
     def __len__(self) -> int:
-        return len(self._data) - self._start
+        return self._consumed_before + len(self._data) - self.position
 
     def __bool__(self) -> bool:
-        return len(self._data) > self._start
+        return len(self) > 0
 
     def __repr__(self) -> str:
         return f"<ReceiveBuffer {len(self)} bytes at offset {self.position}>"
@@ -58,14 +103,63 @@ class ReceiveBuffer:
     @property
     def position(self) -> int:
         """Absolute offset, in the whole stream, of the first unconsumed byte."""
+        if self._aside is not None:
+            return self._aside_start
         return self._consumed_before + self._start
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
-        """Append received bytes."""
-        self._data += data
+        """Append received bytes (a ``bytes`` chunk may be kept as is: it cannot change)."""
+        if not data:
+            return
+        if type(data) is not bytes:
+            data = bytes(data)
+        if self._aside is not None and self._aside_left:
+            self._feed_aside(data)
+            return
+        stored = self._data
+        start = self._start
+        if start >= len(stored):
+            # Everything consumed: adopt the chunk itself.
+            self._consumed_before += len(stored)
+            self._data = data
+            self._start = 0
+        elif type(stored) is bytes:
+            # A frame spans chunks: from now on grow a bytearray (the unconsumed tail only).
+            grown = bytearray(memoryview(stored)[start:]) if start else bytearray(stored)
+            grown += data
+            self._consumed_before += start
+            self._data = grown
+            self._start = 0
+        else:
+            stored += data
+
+    def _feed_aside(self, data: bytes) -> None:
+        aside = self._aside
+        assert aside is not None
+        left = self._aside_left
+        size = len(data)
+        taken = min(size, left)
+        if taken >= _PIECE_MIN:
+            aside.append(data if taken == size else memoryview(data)[:taken])
+        else:
+            tail = aside[-1]
+            if type(tail) is bytearray:
+                tail += data if taken == size else data[:taken]
+            else:
+                aside.append(bytearray(data if taken == size else data[:taken]))
+        self._aside_left = left - taken
+        if taken < size:
+            # The payload is complete; the rest of the chunk is the storage, its payload part
+            # already consumed (no copy: ``_data`` was empty while the payload went aside).
+            self._consumed_before += len(self._data)
+            self._data = data
+            self._start = taken
+        else:
+            self._consumed_before += taken
 
     def peek(self, size: int) -> bytes | None:
         """The next ``size`` bytes without consuming them, or None if fewer are buffered."""
+        self._restore()
         end = self._start + size
         if end > len(self._data):
             return None
@@ -73,10 +167,11 @@ class ReceiveBuffer:
 
     def peek_byte(self, index: int = 0) -> int:
         """The unconsumed byte at ``index`` (-1 if not buffered yet)."""
+        self._restore()
         at = self._start + index
         return self._data[at] if at < len(self._data) else -1
 
-    def window(self) -> tuple[bytearray, int, int]:
+    def window(self) -> tuple[bytes | bytearray, int, int]:
         """The storage and the bounds ``(data, start, end)`` of the unconsumed bytes.
 
         For codecs that cut many small length-prefixed frames in one loop: read headers in place
@@ -84,10 +179,12 @@ class ReceiveBuffer:
         then ``skip`` what was used. Read only, and valid only until the next ``feed``, ``take``,
         ``skip`` or read: those move ``start`` or compact the storage.
         """
+        self._restore()
         return self._data, self._start, len(self._data)
 
     def take(self, size: int) -> bytes | None:
         """Consume and return exactly ``size`` bytes, or None (consuming nothing) if short."""
+        self._restore()
         start = self._start
         end = start + size
         if end > len(self._data):
@@ -96,20 +193,94 @@ class ReceiveBuffer:
         self._advance(end)
         return chunk
 
+    def take_frame(
+        self, header: struct.Struct, limit: int, length_index: int = -1
+    ) -> tuple[tuple[Any, ...], bytes] | None:
+        """Consume one length-prefixed frame: ``(header fields, payload)``, or None if short.
+
+        ``header`` is the frame header's layout and ``header_fields[length_index]`` the payload
+        length, which must lie in ``0..limit``: ``FrameTooLong`` is raised as soon as the header
+        is here (nothing consumed), before any payload is waited for. An incomplete payload of
+        ``ASIDE_MIN`` bytes or more is collected aside and joined once (see the module
+        docstring); the frame still counts as unconsumed until it is returned.
+        """
+        if self._aside is not None:
+            if self._aside_left:
+                return None
+            return self._finish_aside()
+        data = self._data
+        start = self._start
+        begin = start + header.size
+        if begin > len(data):
+            return None
+        fields = header.unpack_from(data, start)
+        length = fields[length_index]
+        if not 0 <= length <= limit:
+            raise FrameTooLong(length, limit, fields)
+        end = begin + length
+        if end <= len(data):
+            payload = self._copy(begin, end)
+            self._advance(end)
+            return fields, payload
+        if length >= ASIDE_MIN:
+            self._aside_start = self._consumed_before + start
+            self._aside_head = self._copy(start, begin)
+            self._aside_fields = fields
+            self._aside_left = end - len(data)
+            if type(data) is bytes:
+                self._aside = [memoryview(data)[begin:]]
+            else:
+                self._aside = [bytearray(memoryview(data)[begin:])]
+            self._consumed_before += len(data)
+            self._data = b""
+            self._start = 0
+        return None
+
+    def _finish_aside(self) -> tuple[tuple[Any, ...], bytes]:
+        aside = self._aside
+        assert aside is not None
+        payload = b"".join(aside)
+        self._aside = None
+        self._aside_head = b""
+        fields = self._aside_fields
+        self._aside_fields = ()
+        return fields, payload
+
+    def _restore(self) -> None:
+        """Put a payload collected aside back in front of the storage (a read other than
+        ``take_frame`` came: rare, e.g. an Observer dropping bytes after a gap)."""
+        aside = self._aside
+        if aside is None:
+            return
+        merged = bytearray(self._aside_head)
+        for piece in aside:
+            merged += piece
+        merged += memoryview(self._data)[self._start :]
+        self._aside = None
+        self._aside_head = b""
+        self._aside_fields = ()
+        self._aside_left = 0
+        self._consumed_before = self._aside_start
+        self._data = merged
+        self._start = 0
+
     def take_all(self) -> bytes:
         """Consume and return everything buffered."""
+        self._restore()
         chunk = self._copy(self._start, len(self._data))
         self._advance(len(self._data))
         return chunk
 
     def skip(self, size: int) -> int:
         """Consume up to ``size`` bytes without copying them; return how many were skipped."""
+        self._restore()
         size = min(size, len(self))
         self._advance(self._start + size)
         return size
 
     def find(self, needle: bytes, start: int = 0) -> int:
         """Index of ``needle`` relative to the unconsumed data, searching from ``start``; -1."""
+        self._restore()
         found = self._data.find(needle, self._start + start)
         return -1 if found < 0 else found - self._start
 
@@ -120,6 +291,7 @@ class ReceiveBuffer:
         time stays linear. Raises ``BufferOverflow`` once more than ``max_length`` bytes are
         buffered without a terminator (or the line found is longer than that).
         """
+        self._restore()
         data = self._data
         start = self._start
         # Resume the search just before the previous end, in case a terminator straddles it.
@@ -143,19 +315,20 @@ class ReceiveBuffer:
     def _copy(self, start: int, end: int) -> bytes:
         if end - start < _ONE_COPY_MIN:
             return bytes(self._data[start:end])
-        # The views are released before returning, so the bytearray stays resizable.
+        # The views are released before returning, so a bytearray stays resizable.
         with memoryview(self._data) as whole, whole[start:end] as part:
             return part.tobytes()
 
     def _advance(self, new_start: int) -> None:
-        self._start = new_start
         data = self._data
         if new_start >= len(data):
             # Everything consumed: reset without copying anything.
-            self._consumed_before += new_start
-            data.clear()
+            self._consumed_before += len(data)
+            self._data = b""
             self._start = 0
-        elif new_start >= _COMPACT_MIN and new_start * 2 >= len(data):
+        elif new_start >= _COMPACT_MIN and new_start * 2 >= len(data) and type(data) is bytearray:
             self._consumed_before += new_start
             del data[:new_start]
             self._start = 0
+        else:
+            self._start = new_start

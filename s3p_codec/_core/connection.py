@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Sequence
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import ClassVar, Protocol, TypeVar, runtime_checkable
 
 from s3p_codec._core.types import Direction, NeedData, Role
 
@@ -71,7 +71,14 @@ class Observer(Protocol[ObservedT_co]):
     with direction (see ``s3p_codec._core.observe``). ``gap`` says that ``size`` bytes were lost
     in one direction (a missing TCP segment): the Observer resynchronises where the protocol
     allows and says so. ``close`` says that no more bytes come in a direction.
+
+    ``resynchronizes`` says whether the Observer can find a frame start again after a gap (S3P
+    at a line start, the length-prefixed protocols at a plausible header). A capture that begins
+    in the middle of a connection starts such an Observer with a zero-size ``gap``, so that it
+    hunts instead of misreading the middle of a frame; HTTP Observers are fed as they are.
     """
+
+    resynchronizes: ClassVar[bool]
 
     def observe(self, direction: Direction, data: bytes) -> Sequence[ObservedT_co]: ...
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Sequence
+from typing import ClassVar
 
 import h11
 
@@ -158,6 +159,9 @@ class _MeasuredClient(ClientConnection):
 
 class Observer:
     """Passive decoder of one HTTP connection carrying Durable Streams."""
+
+    #: HTTP has no frame marker to hunt for: after a gap a direction is abandoned.
+    resynchronizes: ClassVar[bool] = False
 
     def __init__(self, limits: Limits | None = None) -> None:
         self.limits = limits or Limits()

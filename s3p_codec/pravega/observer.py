@@ -21,6 +21,7 @@ Broken streams do not stop a capture:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from s3p_codec._core import (
     Direction,
@@ -81,6 +82,9 @@ class _Side:
 
 class Observer:
     """Decodes a recorded conversation; satisfies ``s3p_codec._core.Observer``."""
+
+    #: A gap or garbage is passed over by hunting for a plausible frame header.
+    resynchronizes: ClassVar[bool] = True
 
     def __init__(self, limits: Limits | None = None, *, strict_strings: bool = True) -> None:
         self.limits = Limits() if limits is None else limits

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from s3p_codec._core import (
     Direction,
@@ -88,6 +88,9 @@ class Observer:
 
     ``Observer(limits, json=...)`` takes the same options as ``Connection``.
     """
+
+    #: A gap or garbage is passed over by hunting for a plausible frame header.
+    resynchronizes: ClassVar[bool] = True
 
     def __init__(self, limits: Limits | None = None, *, json: str | JsonBackend | None = None):
         self._limits = limits if limits is not None else Limits()

@@ -166,7 +166,7 @@ class FrameDecoder:
         )
 
     def decode(
-        self, data: bytearray, start: int, end: int, out: deque[Event | RemoteProtocolError]
+        self, data: bytes | bytearray, start: int, end: int, out: deque[Event | RemoteProtocolError]
     ) -> int:
         """Append to ``out`` the event (or the error) of each frame in ``data[start:end]``.
 

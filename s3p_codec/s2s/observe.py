@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import h11
 
@@ -117,6 +117,9 @@ class _BodyMap:
 
 class Observer:
     """Decodes both directions of one captured connection (HTTP/1.1 or HTTP/2) carrying S2S."""
+
+    #: HTTP has no frame marker to hunt for: after a gap a direction is abandoned.
+    resynchronizes: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._inner: _Http1Observer | Http2Observer | _Undecodable | None = None

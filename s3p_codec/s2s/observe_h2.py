@@ -62,6 +62,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Sequence
+from typing import ClassVar
 
 import hpack
 
@@ -270,6 +271,9 @@ class _Side:
 
 class Http2Observer:
     """Decodes both directions of one captured HTTP/2 connection carrying S2S sessions."""
+
+    #: HTTP has no frame marker to hunt for: after a gap a direction is abandoned.
+    resynchronizes: ClassVar[bool] = False
 
     def __init__(
         self,

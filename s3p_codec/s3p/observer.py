@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Sequence
+from typing import ClassVar
 
 from s3p_codec._core import (
     Direction,
@@ -150,6 +151,9 @@ class Observer:
     ``version``: ``"0.1.0"``, ``"0.2.0"`` or None (detect); ``max_pending``: requests kept
     awaiting a reply (see ``MAX_PENDING``). ValueError for an unknown version or a bound < 1.
     """
+
+    #: A gap or garbage is passed over by hunting for a line start (see ``_core.Observer``).
+    resynchronizes: ClassVar[bool] = True
 
     def __init__(
         self,

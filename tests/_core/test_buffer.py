@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from s3p_codec._core.buffer import BufferOverflow, ReceiveBuffer
+from s3p_codec._core.buffer import BufferOverflow, FrameTooLong, ReceiveBuffer
 
 
 def test_take_returns_none_and_consumes_nothing_when_short() -> None:
@@ -132,3 +132,131 @@ def test_window_is_empty_when_everything_is_consumed() -> None:
     assert buf.take_all() == b"abc"
     _data, start, end = buf.window()
     assert start == end
+
+
+# --- adopting chunks, take_frame and payloads aside ----------------------------------------
+
+_FRAME = struct.Struct(">HI")  # a tag and a payload length, as length-prefixed codecs have
+
+
+def _frame(tag: int, payload: bytes) -> bytes:
+    return _FRAME.pack(tag, len(payload)) + payload
+
+
+def test_a_chunk_fed_into_an_empty_buffer_is_adopted_without_a_copy() -> None:
+    buf = ReceiveBuffer()
+    chunk = _frame(1, b"abc") + _frame(2, b"")
+    buf.feed(chunk)
+    data, start, end = buf.window()
+    assert data is chunk
+    assert (start, end) == (0, len(chunk))
+    assert buf.take_frame(_FRAME, 16) == ((1, 3), b"abc")
+    assert buf.take_frame(_FRAME, 16) == ((2, 0), b"")
+    assert buf.take_frame(_FRAME, 16) is None
+    assert buf.position == len(chunk)
+    assert not buf
+
+
+def test_a_frame_spanning_chunks_copies_only_the_unconsumed_tail() -> None:
+    buf = ReceiveBuffer()
+    wire = _frame(1, b"one") + _frame(2, b"two")
+    buf.feed(wire[:12])
+    assert buf.take_frame(_FRAME, 16) == ((1, 3), b"one")
+    assert buf.take_frame(_FRAME, 16) is None
+    buf.feed(wire[12:])
+    data, start, end = buf.window()
+    assert isinstance(data, bytearray)
+    assert bytes(data[start:end]) == wire[9:]
+    assert buf.take_frame(_FRAME, 16) == ((2, 3), b"two")
+    assert buf.position == len(wire)
+
+
+def test_take_frame_rejects_a_length_over_the_limit_before_the_payload_arrives() -> None:
+    buf = ReceiveBuffer()
+    buf.feed(_FRAME.pack(7, 1000))
+    with pytest.raises(FrameTooLong) as caught:
+        buf.take_frame(_FRAME, 999)
+    assert (caught.value.length, caught.value.limit, caught.value.fields) == (1000, 999, (7, 1000))
+    assert len(buf) == _FRAME.size  # nothing consumed
+
+
+def test_take_frame_rejects_a_negative_signed_length() -> None:
+    signed = struct.Struct(">ii")
+    buf = ReceiveBuffer()
+    buf.feed(signed.pack(1, -1))
+    with pytest.raises(FrameTooLong):
+        buf.take_frame(signed, 100)
+
+
+def test_a_big_payload_goes_aside_and_is_joined_once_with_offsets_kept() -> None:
+    payload = bytes(range(256)) * 1024  # 256 KiB
+    wire = b"xy" + _frame(9, payload) + _frame(1, b"after")
+    buf = ReceiveBuffer()
+    buf.feed(wire[:1000])
+    assert buf.take(2) == b"xy"
+    assert buf.take_frame(_FRAME, len(payload)) is None
+    at = 1000
+    for size in (5, 70_000, 1, 30_000, 100_000):  # pieces big and small
+        buf.feed(wire[at : at + size])
+        at += size
+        assert buf.position == 2  # the frame is not consumed until it is returned
+        assert len(buf) == at - 2
+        assert buf.take_frame(_FRAME, len(payload)) is None
+    buf.feed(wire[at:])
+    assert buf.take_frame(_FRAME, len(payload)) == ((9, len(payload)), payload)
+    assert buf.position == len(wire) - len(_frame(1, b"after"))
+    assert buf.take_frame(_FRAME, 16) == ((1, 5), b"after")
+    assert buf.position == len(wire)
+    assert not buf
+
+
+def test_any_read_while_a_payload_is_aside_sees_the_bytes_in_order() -> None:
+    payload = b"p" * (200 * 1024)
+    wire = _frame(3, payload)
+    buf = ReceiveBuffer()
+    buf.feed(wire[:100])
+    assert buf.take_frame(_FRAME, len(payload)) is None
+    buf.feed(wire[100:90_000])
+    assert buf.peek(_FRAME.size) == wire[: _FRAME.size]  # the aside is put back
+    assert buf.position == 0
+    assert len(buf) == 90_000
+    buf.feed(wire[90_000:])
+    assert buf.take_all() == wire
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 65535), st.sampled_from([0, 1, 7, 70_000, 140_000]))),
+    st.lists(st.integers(1, 50_000), max_size=40),
+)
+def test_frames_are_the_same_under_any_chunking(
+    frames: list[tuple[int, int]], cuts: list[int]
+) -> None:
+    payloads = [(tag, bytes([tag % 251]) * size) for tag, size in frames[:6]]
+    wire = b"".join(_frame(tag, payload) for tag, payload in payloads)
+    buf = ReceiveBuffer()
+    got: list[tuple[tuple[int, int], bytes]] = []
+    at = 0
+    for cut in [*cuts, len(wire)]:
+        buf.feed(wire[at : at + cut])
+        at += cut
+        while (frame := buf.take_frame(_FRAME, 1 << 20)) is not None:
+            got.append(frame)  # type: ignore[arg-type]
+        if at >= len(wire):
+            break
+    assert got == [((tag, len(payload)), payload) for tag, payload in payloads]
+    assert buf.position == len(wire)
+    assert not buf
+
+
+def test_a_huge_frame_fed_in_small_chunks_costs_linear_time() -> None:
+    def feed(size: int) -> float:
+        wire = _frame(1, b"z" * size)
+        buf = ReceiveBuffer()
+        began = time.perf_counter()
+        for at in range(0, len(wire), 1460):
+            buf.feed(wire[at : at + 1460])
+            buf.take_frame(_FRAME, size)
+        return time.perf_counter() - began
+
+    small, big = min(feed(2 << 20) for _ in range(3)), min(feed(16 << 20) for _ in range(3))
+    assert big < small * 8 * 3  # linear with slack; quadratic would be about 64x
