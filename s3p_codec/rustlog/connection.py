@@ -52,7 +52,9 @@ from s3p_codec._core import (
     NeedData,
     ReceiveBuffer,
     RemoteProtocolError,
+    ReplyAfterError,
     Role,
+    finished,
 )
 from s3p_codec.rustlog import schema
 from s3p_codec.rustlog.events import (
@@ -128,7 +130,7 @@ class Connection:
         self._frames = FrameDecoder(self._context, self._json, requests=role is _SERVER)
         self._eof = False
         self._error: RemoteProtocolError | None = None
-        self._error_reply_allowed = False
+        self._reply_gate = ReplyAfterError()  # the Error a server may send after a fatal error
 
     def __repr__(self) -> str:
         return f"<rustlog.Connection {self._role.value} {self._state.name}>"
@@ -167,22 +169,30 @@ class Connection:
 
     @property
     def finished(self) -> bool:
-        """True once the connection can carry no more traffic: close the transport."""
-        if self._state is _ERROR:
-            return not self._error_reply_allowed
-        if self._state is _CLOSED:
-            return self._role is _CLIENT or not self._awaiting
-        return False
+        """True once the connection can carry no more traffic: close the transport.
+
+        After the peer's end, a server still owes the answers to the requests it received.
+        """
+        return finished(
+            self._reply_gate,
+            ended=self._state is _ERROR,
+            closed=self._state is _CLOSED,
+            outstanding=self._role is _SERVER and bool(self._awaiting),
+        )
 
     # --- sending ----------------------------------------------------------------------------
 
     def send(self, event: Event) -> bytes:
         """The frame for ``event``; ``LocalProtocolError`` (and nothing sent) if not allowed."""
         if self._state is _ERROR:
-            if self._error_reply_allowed and type(event) is Error:
-                data = encode_frame(event, self._json, self._limits)
-                self._error_reply_allowed = False
-                return data
+            gate = self._reply_gate
+            reply = gate.reply
+            if gate.pay(event):
+                try:
+                    return encode_frame(event, self._json, self._limits)
+                except LocalProtocolError:
+                    gate.owe(reply)  # an invalid Error is not sent: the reply is still owed
+                    raise
             raise LocalProtocolError(
                 "the connection is in its ERROR state", code=ErrorCode.INVALID_REQUEST
             )
@@ -371,7 +381,7 @@ class Connection:
         self._buffer = ReceiveBuffer()
         if self._role is _SERVER and reply:
             exc.reply = _error_reply(exc)
-            self._error_reply_allowed = True
+            self._reply_gate.owe(exc.reply)
 
 
 def _error_reply(exc: RemoteProtocolError) -> Error:

@@ -144,6 +144,20 @@ def test_server_recoverable_error_carries_the_error_response_and_keeps_the_conne
     assert server.next_event() == rustlog.Ping()
 
 
+def test_an_invalid_error_reply_is_refused_and_the_reply_is_still_owed() -> None:
+    server = rustlog.Connection(Role.SERVER)
+    server.receive_data(frame(b"{not json"))
+    with pytest.raises(RemoteProtocolError):
+        server.next_event()
+    with pytest.raises(LocalProtocolError):
+        server.send(rustlog.Pong())
+    with pytest.raises(LocalProtocolError):
+        server.send(rustlog.Error(70000, "code beyond u16"))
+    assert not server.finished
+    assert server.send(rustlog.Error(rustlog.ErrorCode.INVALID_REQUEST, "bad frame"))
+    assert server.finished
+
+
 def test_server_fatal_error_allows_one_error_reply_then_is_finished() -> None:
     server = rustlog.Connection(Role.SERVER)
     server.receive_data(frame(b"{not json") + PING)
