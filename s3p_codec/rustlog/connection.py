@@ -48,6 +48,7 @@ from typing import Final, NoReturn
 
 from s3p_codec._core import (
     NEED_DATA,
+    FrameTooLong,
     LocalProtocolError,
     NeedData,
     ReceiveBuffer,
@@ -67,9 +68,7 @@ from s3p_codec.rustlog.events import (
 )
 from s3p_codec.rustlog.json_backend import JsonBackend, backend
 from s3p_codec.rustlog.limits import LENGTH_FIELD_SIZE, Limits
-from s3p_codec.rustlog.wire import HEADER, FrameDecoder, check_length, encode_frame
-
-_unpack_header = HEADER.unpack
+from s3p_codec.rustlog.wire import HEADER, FrameDecoder, encode_frame, length_error
 
 __all__ = ["Connection", "ConnectionState", "State"]
 
@@ -129,6 +128,8 @@ class Connection:
         self._ready: deque[Event | RemoteProtocolError] = deque()
         self._frames = FrameDecoder(self._context, self._json, requests=role is _SERVER)
         self._eof = False
+        # The buffer starts with a frame a chunk boundary cut: ``take_frame`` takes it.
+        self._cut = False
         self._error: RemoteProtocolError | None = None
         self._reply_gate = ReplyAfterError()  # the Error a server may send after a fatal error
 
@@ -277,14 +278,22 @@ class Connection:
                     f"the connection is in its ERROR state: {self._error.message}",
                     code=self._error.code,
                 )
-            buffer = self._buffer
-            data, start, end = buffer.window()
-            if end - start > LENGTH_FIELD_SIZE:
-                used = self._frames.decode(data, start, end, ready)
-                if used != start:
-                    buffer.skip(used - start)
-            if not ready:
-                return self._no_frame()
+            if self._cut:
+                # The frame a chunk boundary cut (its payload collected aside if big).
+                payload = self._take_frame()
+                if payload is None:
+                    return self._need_data()
+                self._cut = False
+                self._frames.decode_one(payload, ready)
+            else:
+                buffer = self._buffer
+                data, start, end = buffer.window()
+                if end - start > LENGTH_FIELD_SIZE:
+                    used = self._frames.decode(data, start, end, ready)
+                    if used != start:
+                        buffer.skip(used - start)
+                if not ready:
+                    return self._no_frame()
         item = ready.popleft()
         if self._role is _SERVER:
             expected = _RESPONSE_TO.get(item.__class__)
@@ -304,17 +313,36 @@ class Connection:
                 return item  # type: ignore[return-value]
         return self._response_failed(item)
 
-    def _no_frame(self) -> NeedData:
-        """No complete frame buffered: a header the limits refuse is fatal now, else wait."""
-        header = self._buffer.peek(LENGTH_FIELD_SIZE)
-        if header is not None:
-            (length,) = _unpack_header(header)
-            try:
-                check_length(length, self._limits)  # judged on the header alone
-            except RemoteProtocolError as exc:
-                self._fail(exc, reply=True)
-                raise
+    def _no_frame(self) -> Event | NeedData:
+        """No whole frame starts the buffer: a header the limits refuse is fatal now, else
+        wait, and take the frame with ``take_frame`` once the chunks complete it."""
+        payload = self._take_frame()
+        if payload is not None:  # pragma: no cover - the frame loop takes every whole frame
+            self._frames.decode_one(payload, self._ready)
+            return self.next_event()
+        self._cut = bool(self._buffer)
         return self._need_data()
+
+    def _take_frame(self) -> bytes | None:
+        """The payload of the frame starting the buffer, or None until all of it is here.
+
+        ``ReceiveBuffer.take_frame`` collects a big payload aside meanwhile, so its chunks are
+        copied once. A length the limits refuse is fatal as soon as the header is here.
+        """
+        try:
+            frame = self._buffer.take_frame(HEADER, self._limits.max_frame_size)
+        except FrameTooLong as exc:
+            length = exc.length
+        else:
+            if frame is None:
+                return None
+            (length,), payload = frame
+            if length:
+                return payload
+        error = length_error(length, self._limits)  # judged on the header alone
+        assert error is not None  # over the limit, or 0
+        self._fail(error, reply=True)
+        raise error
 
     def _request_failed(self, exc: RemoteProtocolError) -> NoReturn:
         """A server's bad request: answer it with an Error and go on, unless it is fatal."""
@@ -379,6 +407,7 @@ class Connection:
         self._awaiting.clear()
         self._ready.clear()
         self._buffer = ReceiveBuffer()
+        self._cut = False
         if self._role is _SERVER and reply:
             exc.reply = _error_reply(exc)
             self._reply_gate.owe(exc.reply)
