@@ -163,12 +163,20 @@ def _decoder(cls: type) -> Decoder:
         return singleton
     values = [f"v{index}" for index in range(len(fields))]
     lines = ["def decode(obj, ctx):"]
-    lines += [f"    {v} = obj.get({key!r})" for v, (key, _) in zip(values, fields, strict=True)]
-    test = " and ".join(kind.fast.format(v=v) for v, (_, kind) in zip(values, fields, strict=True))
-    lines.append(f"    if not ({test}):")
+    reads = []
     for index, (v, (key, kind)) in enumerate(zip(values, fields, strict=True)):
         names[f"_read{index}"] = kind.read
-        lines.append(f"        {v} = _read{index}(obj, {key!r}, ctx)")
+        reads.append(f"        {v} = _read{index}(obj, {key!r}, ctx)")
+    # A subscript costs less than ``get``; an absent field (an error, or a null) and any value
+    # the fast tests refuse go to the readers, which name the culprit.
+    lines.append("    try:")
+    lines += [f"        {v} = obj[{key!r}]" for v, (key, _) in zip(values, fields, strict=True)]
+    lines.append("    except KeyError:")
+    lines += reads
+    test = " and ".join(kind.fast.format(v=v) for v, (_, kind) in zip(values, fields, strict=True))
+    lines.append("    else:")
+    lines.append(f"        if not ({test}):")
+    lines += ["    " + read for read in reads]
     for index, (v, (key, kind)) in enumerate(zip(values, fields, strict=True)):
         if kind.convert is not None:
             names[f"_convert{index}"] = kind.convert
