@@ -14,6 +14,9 @@ Cases: Produce requests (10 and 100 records of 100 bytes), Fetch requests (all a
 varied over groups, topics, partitions and offsets), and FetchResponses of 100 records of 100
 bytes and of 1 to 200 bytes (the client side, with the Fetch requests sent beforehand, not
 timed). The varied rows are the general case beside any path that favours repeated shapes.
+The last row feeds FetchResponses of about 1.4 MB (1000 records of 1 KiB; one per 100
+``--frames``) in 64 KiB chunks, draining events after each, as a socket loop does: each frame
+spans many chunks.
 Best of ``--repeat`` interleaved runs, timed in CPU time of this thread (``time.thread_time``),
 so that other processes on a busy machine distort the figures less; the table gives
 microseconds per frame, what ours adds per frame (``extra us``: framing, state, validation,
@@ -85,13 +88,31 @@ def fetch_response_case(frames: int, vary: bool = False) -> tuple[bytes, list[ru
     return b"".join(wire), [FETCH] * frames
 
 
+def big_fetch_response_case(frames: int) -> tuple[bytes, list[rustlog.Request]]:
+    """FetchResponses of 1000 records of 1 KiB: each spans many receive chunks."""
+    server = rustlog.Connection(Role.SERVER)
+    client = rustlog.Connection(Role.CLIENT, pipelining=True)
+    server.receive_data(b"".join(client.send(FETCH) for _ in range(frames)))
+    list(server.events())
+    wire = []
+    for n in range(frames):
+        base = n * 1000
+        records = tuple(
+            rustlog.Record(base + i, 1641024000000000 + i, bytes([i % 256]) * 1024)
+            for i in range(1000)
+        )
+        wire.append(server.send(rustlog.FetchResponse(records, base + 1000)))
+    return b"".join(wire), [FETCH] * frames
+
+
 Prepare = Callable[[], rustlog.Connection]
 
 
 def ours(
-    wire: bytes, sent: list[rustlog.Request], backend: str
+    wire: bytes, sent: list[rustlog.Request], backend: str, chunk: int = 0
 ) -> tuple[Prepare, Callable[[rustlog.Connection], int]]:
-    """(make a connection with the requests in flight, decode ``wire`` on it)."""
+    """(make a connection with the requests in flight, decode ``wire`` on it, fed in one call
+    or in chunks of ``chunk`` bytes)."""
     role = Role.CLIENT if sent else Role.SERVER
 
     def prepare() -> rustlog.Connection:
@@ -104,7 +125,15 @@ def ours(
         conn.receive_data(wire)
         return sum(1 for _ in conn.events())
 
-    return prepare, run
+    def run_chunks(conn: rustlog.Connection) -> int:
+        view = memoryview(wire)
+        count = 0
+        for at in range(0, len(wire), chunk):
+            conn.receive_data(bytes(view[at : at + chunk]))  # a socket hands out bytes
+            count += sum(1 for _ in conn.events())
+        return count
+
+    return prepare, run_chunks if chunk else run
 
 
 def bare(wire: bytes, loads: Callable[[bytes], Any]) -> Callable[[], int]:
@@ -154,27 +183,30 @@ def main(argv: list[str] | None = None) -> int:
     backends: list[tuple[str, Callable[[bytes], Any]]] = [("json", json.loads)]
     if orjson is not None:
         backends.append(("orjson", orjson.loads))
-    cases = {
+    cases: dict[str, Callable[[int], tuple[bytes, list[rustlog.Request]]]] = {
         "Produce (10 x 100 B)": produce_case,
         "Produce (100 x 100 B)": lambda frames: produce_case(frames, 100),
         "Fetch": fetch_case,
         "Fetch (varied fields)": lambda frames: fetch_case(frames, vary=True),
         "FetchResponse (100 x 100 B)": fetch_response_case,
         "FetchResponse (100 x 1-200 B)": lambda frames: fetch_response_case(frames, vary=True),
+        "FetchResponse 1.4 MB, chunks": lambda frames: big_fetch_response_case(frames // 100 or 1),
     }
+    chunks = {"FetchResponse 1.4 MB, chunks": 65536}
     print(f"{'case':<30}{'json':<8}{'bare us':>10}{'ours us':>10}{'extra us':>10}{'ratio':>8}")
     worst = 0.0
     for name, build in cases.items():
         wire, sent = build(args.frames)
+        frames = len(sent) if sent else args.frames
         for backend, loads in backends:
-            prepare, run = ours(wire, sent, backend)
+            prepare, run = ours(wire, sent, backend, chunks.get(name, 0))
             floor = bare(wire, loads)
-            assert run(prepare()) == floor() == args.frames
+            assert run(prepare()) == floor() == frames
             ours_s, bare_s = measure(prepare, run, floor, args.repeat)
             ratio = ours_s / bare_s
             worst = max(worst, ratio)
-            per_ours = ours_s / args.frames * 1e6
-            per_bare = bare_s / args.frames * 1e6
+            per_ours = ours_s / frames * 1e6
+            per_bare = bare_s / frames * 1e6
             extra = per_ours - per_bare
             print(
                 f"{name:<30}{backend:<8}{per_bare:>10.2f}{per_ours:>10.2f}{extra:>10.2f}"

@@ -28,7 +28,7 @@ Decisions where the spec is silent (documented in ``schema``, tested):
 
 from __future__ import annotations
 
-from s3p_codec.rustlog.connection import Connection, State
+from s3p_codec.rustlog.connection import Connection, ConnectionState, State
 from s3p_codec.rustlog.events import (
     BY_TYPE_ID,
     REQUEST_TYPES,
@@ -92,6 +92,7 @@ __all__ = [
     "RESPONSE_TYPES",
     "STDLIB",
     "Connection",
+    "ConnectionState",
     "CreateTopic",
     "CreateTopicResponse",
     "DescribePartition",

@@ -48,11 +48,14 @@ from typing import Final, NoReturn
 
 from s3p_codec._core import (
     NEED_DATA,
+    FrameTooLong,
     LocalProtocolError,
     NeedData,
     ReceiveBuffer,
     RemoteProtocolError,
+    ReplyAfterError,
     Role,
+    finished,
 )
 from s3p_codec.rustlog import schema
 from s3p_codec.rustlog.events import (
@@ -65,18 +68,16 @@ from s3p_codec.rustlog.events import (
 )
 from s3p_codec.rustlog.json_backend import JsonBackend, backend
 from s3p_codec.rustlog.limits import LENGTH_FIELD_SIZE, Limits
-from s3p_codec.rustlog.wire import HEADER, FrameDecoder, check_length, encode_frame
+from s3p_codec.rustlog.wire import HEADER, FrameDecoder, encode_frame, length_error
 
-_unpack_header = HEADER.unpack
-
-__all__ = ["Connection", "State"]
+__all__ = ["Connection", "ConnectionState", "State"]
 
 _RESPONSES = frozenset(RESPONSE_TYPES)
 # Looked up by the class of anything decoded (an error's class is simply not found).
 _RESPONSE_TO: dict[object, type[Response]] = dict(RESPONSE_TO.items())
 
 
-class State(enum.Enum):
+class ConnectionState(enum.Enum):
     """The spec's connection states (``TCP_CONNECTING`` is the transport's business)."""
 
     CONNECTED = "CONNECTED"
@@ -85,12 +86,16 @@ class State(enum.Enum):
     CLOSED = "CLOSED"
 
 
+State = ConnectionState
+"""The name this enum had before the five packages agreed on ``ConnectionState``."""
+
+
 # Module constants: reading an Enum member through its class costs about 0.1 µs in CPython 3.11,
 # as much as the rest of the bookkeeping of a frame.
-_CONNECTED: Final = State.CONNECTED
-_REQUEST_ACTIVE: Final = State.REQUEST_ACTIVE
-_ERROR: Final = State.ERROR
-_CLOSED: Final = State.CLOSED
+_CONNECTED: Final = ConnectionState.CONNECTED
+_REQUEST_ACTIVE: Final = ConnectionState.REQUEST_ACTIVE
+_ERROR: Final = ConnectionState.ERROR
+_CLOSED: Final = ConnectionState.CLOSED
 _SERVER: Final = Role.SERVER
 _CLIENT: Final = Role.CLIENT
 
@@ -123,8 +128,10 @@ class Connection:
         self._ready: deque[Event | RemoteProtocolError] = deque()
         self._frames = FrameDecoder(self._context, self._json, requests=role is _SERVER)
         self._eof = False
+        # The buffer starts with a frame a chunk boundary cut: ``take_frame`` takes it.
+        self._cut = False
         self._error: RemoteProtocolError | None = None
-        self._error_reply_allowed = False
+        self._reply_gate = ReplyAfterError()  # the Error a server may send after a fatal error
 
     def __repr__(self) -> str:
         return f"<rustlog.Connection {self._role.value} {self._state.name}>"
@@ -137,8 +144,8 @@ class Connection:
         return self._role
 
     @property
-    def state(self) -> State:
-        """Where the connection is (``State``); CLOSED and ERROR are final."""
+    def state(self) -> ConnectionState:
+        """Where the connection is (``ConnectionState``); CLOSED and ERROR are final."""
         return self._state
 
     @property
@@ -163,22 +170,30 @@ class Connection:
 
     @property
     def finished(self) -> bool:
-        """True once the connection can carry no more traffic: close the transport."""
-        if self._state is _ERROR:
-            return not self._error_reply_allowed
-        if self._state is _CLOSED:
-            return self._role is _CLIENT or not self._awaiting
-        return False
+        """True once the connection can carry no more traffic: close the transport.
+
+        After the peer's end, a server still owes the answers to the requests it received.
+        """
+        return finished(
+            self._reply_gate,
+            ended=self._state is _ERROR,
+            closed=self._state is _CLOSED,
+            outstanding=self._role is _SERVER and bool(self._awaiting),
+        )
 
     # --- sending ----------------------------------------------------------------------------
 
     def send(self, event: Event) -> bytes:
         """The frame for ``event``; ``LocalProtocolError`` (and nothing sent) if not allowed."""
         if self._state is _ERROR:
-            if self._error_reply_allowed and type(event) is Error:
-                data = encode_frame(event, self._json, self._limits)
-                self._error_reply_allowed = False
-                return data
+            gate = self._reply_gate
+            reply = gate.reply
+            if gate.pay(event):
+                try:
+                    return encode_frame(event, self._json, self._limits)
+                except LocalProtocolError:
+                    gate.owe(reply)  # an invalid Error is not sent: the reply is still owed
+                    raise
             raise LocalProtocolError(
                 "the connection is in its ERROR state", code=ErrorCode.INVALID_REQUEST
             )
@@ -263,14 +278,22 @@ class Connection:
                     f"the connection is in its ERROR state: {self._error.message}",
                     code=self._error.code,
                 )
-            buffer = self._buffer
-            data, start, end = buffer.window()
-            if end - start > LENGTH_FIELD_SIZE:
-                used = self._frames.decode(data, start, end, ready)
-                if used != start:
-                    buffer.skip(used - start)
-            if not ready:
-                return self._no_frame()
+            if self._cut:
+                # The frame a chunk boundary cut (its payload collected aside if big).
+                payload = self._take_frame()
+                if payload is None:
+                    return self._need_data()
+                self._cut = False
+                self._frames.decode_one(payload, ready)
+            else:
+                buffer = self._buffer
+                data, start, end = buffer.window()
+                if end - start > LENGTH_FIELD_SIZE:
+                    used = self._frames.decode(data, start, end, ready)
+                    if used != start:
+                        buffer.skip(used - start)
+                if not ready:
+                    return self._no_frame()
         item = ready.popleft()
         if self._role is _SERVER:
             expected = _RESPONSE_TO.get(item.__class__)
@@ -290,17 +313,36 @@ class Connection:
                 return item  # type: ignore[return-value]
         return self._response_failed(item)
 
-    def _no_frame(self) -> NeedData:
-        """No complete frame buffered: a header the limits refuse is fatal now, else wait."""
-        header = self._buffer.peek(LENGTH_FIELD_SIZE)
-        if header is not None:
-            (length,) = _unpack_header(header)
-            try:
-                check_length(length, self._limits)  # judged on the header alone
-            except RemoteProtocolError as exc:
-                self._fail(exc, reply=True)
-                raise
+    def _no_frame(self) -> Event | NeedData:
+        """No whole frame starts the buffer: a header the limits refuse is fatal now, else
+        wait, and take the frame with ``take_frame`` once the chunks complete it."""
+        payload = self._take_frame()
+        if payload is not None:  # pragma: no cover - the frame loop takes every whole frame
+            self._frames.decode_one(payload, self._ready)
+            return self.next_event()
+        self._cut = bool(self._buffer)
         return self._need_data()
+
+    def _take_frame(self) -> bytes | None:
+        """The payload of the frame starting the buffer, or None until all of it is here.
+
+        ``ReceiveBuffer.take_frame`` collects a big payload aside meanwhile, so its chunks are
+        copied once. A length the limits refuse is fatal as soon as the header is here.
+        """
+        try:
+            frame = self._buffer.take_frame(HEADER, self._limits.max_frame_size)
+        except FrameTooLong as exc:
+            length = exc.length
+        else:
+            if frame is None:
+                return None
+            (length,), payload = frame
+            if length:
+                return payload
+        error = length_error(length, self._limits)  # judged on the header alone
+        assert error is not None  # over the limit, or 0
+        self._fail(error, reply=True)
+        raise error
 
     def _request_failed(self, exc: RemoteProtocolError) -> NoReturn:
         """A server's bad request: answer it with an Error and go on, unless it is fatal."""
@@ -365,9 +407,10 @@ class Connection:
         self._awaiting.clear()
         self._ready.clear()
         self._buffer = ReceiveBuffer()
+        self._cut = False
         if self._role is _SERVER and reply:
             exc.reply = _error_reply(exc)
-            self._error_reply_allowed = True
+            self._reply_gate.owe(exc.reply)
 
 
 def _error_reply(exc: RemoteProtocolError) -> Error:

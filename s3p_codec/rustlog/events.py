@@ -11,6 +11,11 @@ exactly typed like the events, but built in C, which matters for a Fetch answer 
 records. Free-form JSON (``Error.details``, ``MetricsFetchResponse.metrics``) is held as a
 ``JsonObject``: an immutable, hashable mapping whose arrays are tuples.
 
+Each field names its JSON type in its annotation, as the spec's JSON Schema spells it:
+``partition: Annotated[int, "u32"]``. That is the one place a message's fields are declared:
+``schema`` derives from it the fields each ``type`` knows, the decoders, the encoders and the
+constructors the parser uses (``kinds`` says what each type name means).
+
 Events built by the parser are already valid; events built by users are checked when sent.
 """
 
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import ClassVar, NamedTuple, TypeAlias, TypeVar
+from typing import Annotated, ClassVar, NamedTuple, TypeAlias, TypeVar
 
 import attrs
 
@@ -215,30 +220,30 @@ def _freeze_optional_object(value: Mapping[str, object] | None) -> JsonObject | 
 class Record(NamedTuple):
     """One record of a ``FetchResponse``."""
 
-    offset: int
+    offset: Annotated[int, "u64"]
     """"Logical offset of this record"."""
-    timestamp: int
+    timestamp: Annotated[int, "u64"]
     """"Microseconds since UNIX epoch (UTC)"."""
-    payload: bytes
+    payload: Annotated[bytes, "base64_string"]
     """The record data (base64 on the wire)."""
 
 
 class TopicInfo(NamedTuple):
     """One topic of a ``ListTopicsResponse``."""
 
-    name: str
-    partition_count: int
+    name: Annotated[str, "topic"]
+    partition_count: Annotated[int, "u32"]
 
 
 class PartitionInfo(NamedTuple):
     """One partition of a ``DescribeTopicResponse``."""
 
-    partition: int
-    high_watermark: int
+    partition: Annotated[int, "u32"]
+    high_watermark: Annotated[int, "u64"]
     """"Next offset that would be assigned"."""
-    log_start_offset: int
+    log_start_offset: Annotated[int, "u64"]
     """"Earliest available offset (after retention)"."""
-    segment_count: int
+    segment_count: Annotated[int, "usize"]
     """"Number of log segments (active + sealed)"."""
 
 
@@ -325,9 +330,9 @@ class Produce:
     TYPE: ClassVar[str] = "Produce"
     TYPE_ID: ClassVar[MessageType] = MessageType.PRODUCE
 
-    topic: str
-    partition: int
-    records: tuple[bytes, ...] = attrs.field(converter=_tuple)
+    topic: Annotated[str, "topic"]
+    partition: Annotated[int, "u32"]
+    records: Annotated[tuple[bytes, ...], "[base64_string]"] = attrs.field(converter=_tuple)
 
 
 @attrs.frozen(slots=True)
@@ -337,11 +342,11 @@ class Fetch:
     TYPE: ClassVar[str] = "Fetch"
     TYPE_ID: ClassVar[MessageType] = MessageType.FETCH
 
-    group_id: str
-    topic: str
-    partition: int
-    offset: int
-    max_bytes: int
+    group_id: Annotated[str, "string"]
+    topic: Annotated[str, "topic"]
+    partition: Annotated[int, "u32"]
+    offset: Annotated[int, "u64"]
+    max_bytes: Annotated[int, "usize"]
 
 
 @attrs.frozen(slots=True)
@@ -351,10 +356,10 @@ class OffsetCommit:
     TYPE: ClassVar[str] = "OffsetCommit"
     TYPE_ID: ClassVar[MessageType] = MessageType.OFFSET_COMMIT
 
-    group: str
-    topic: str
-    partition: int
-    offset: int
+    group: Annotated[str, "string"]
+    topic: Annotated[str, "topic"]
+    partition: Annotated[int, "u32"]
+    offset: Annotated[int, "u64"]
 
 
 @attrs.frozen(slots=True)
@@ -364,9 +369,9 @@ class OffsetFetch:
     TYPE: ClassVar[str] = "OffsetFetch"
     TYPE_ID: ClassVar[MessageType] = MessageType.OFFSET_FETCH
 
-    group: str
-    topic: str
-    partition: int
+    group: Annotated[str, "string"]
+    topic: Annotated[str, "topic"]
+    partition: Annotated[int, "u32"]
 
 
 @attrs.frozen(slots=True)
@@ -376,8 +381,8 @@ class CreateTopic:
     TYPE: ClassVar[str] = "CreateTopic"
     TYPE_ID: ClassVar[MessageType] = MessageType.CREATE_TOPIC
 
-    topic: str
-    partition_count: int
+    topic: Annotated[str, "topic"]
+    partition_count: Annotated[int, "partition count"]
 
 
 @attrs.frozen(slots=True)
@@ -393,7 +398,7 @@ class DescribeTopic:
     TYPE: ClassVar[str] = "DescribeTopic"
     TYPE_ID: ClassVar[MessageType] = MessageType.DESCRIBE_TOPIC
 
-    topic: str
+    topic: Annotated[str, "topic"]
 
 
 @attrs.frozen(slots=True)
@@ -403,8 +408,8 @@ class DescribePartition:
     TYPE: ClassVar[str] = "DescribePartition"
     TYPE_ID: ClassVar[MessageType] = MessageType.DESCRIBE_PARTITION
 
-    topic: str
-    partition: int
+    topic: Annotated[str, "topic"]
+    partition: Annotated[int, "u32"]
 
 
 @attrs.frozen(slots=True)
@@ -430,9 +435,9 @@ class ProduceResponse:
     TYPE: ClassVar[str] = "ProduceResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.PRODUCE_RESPONSE
 
-    base_offset: int
+    base_offset: Annotated[int, "u64"]
     """"Logical offset assigned to first record"."""
-    record_count: int
+    record_count: Annotated[int, "usize"]
     """"Number of successfully appended records"."""
 
 
@@ -442,8 +447,8 @@ class FetchResponse:
     TYPE: ClassVar[str] = "FetchResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.FETCH_RESPONSE
 
-    records: tuple[Record, ...] = attrs.field(converter=_tuple)
-    next_offset: int
+    records: Annotated[tuple[Record, ...], "[Record]"] = attrs.field(converter=_tuple)
+    next_offset: Annotated[int, "u64"]
     """"Offset to use for next fetch request"."""
 
 
@@ -453,7 +458,7 @@ class OffsetCommitResponse:
     TYPE: ClassVar[str] = "OffsetCommitResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.OFFSET_COMMIT_RESPONSE
 
-    success: bool
+    success: Annotated[bool, "bool"]
 
 
 @attrs.frozen(slots=True)
@@ -462,7 +467,7 @@ class OffsetFetchResponse:
     TYPE: ClassVar[str] = "OffsetFetchResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.OFFSET_FETCH_RESPONSE
 
-    offset: int | None
+    offset: Annotated[int | None, "u64 | null"]
     """The committed offset, or None: "No commit found for this group/topic/partition"."""
 
 
@@ -472,8 +477,8 @@ class CreateTopicResponse:
     TYPE: ClassVar[str] = "CreateTopicResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.CREATE_TOPIC_RESPONSE
 
-    success: bool
-    partitions_created: int
+    success: Annotated[bool, "bool"]
+    partitions_created: Annotated[int, "u32"]
 
 
 @attrs.frozen(slots=True)
@@ -482,7 +487,7 @@ class ListTopicsResponse:
     TYPE: ClassVar[str] = "ListTopicsResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.LIST_TOPICS_RESPONSE
 
-    topics: tuple[TopicInfo, ...] = attrs.field(converter=_tuple)
+    topics: Annotated[tuple[TopicInfo, ...], "[TopicInfo]"] = attrs.field(converter=_tuple)
 
 
 @attrs.frozen(slots=True)
@@ -491,8 +496,10 @@ class DescribeTopicResponse:
     TYPE: ClassVar[str] = "DescribeTopicResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.DESCRIBE_TOPIC_RESPONSE
 
-    topic: str
-    partitions: tuple[PartitionInfo, ...] = attrs.field(converter=_tuple)
+    topic: Annotated[str, "topic"]
+    partitions: Annotated[tuple[PartitionInfo, ...], "[PartitionInfo]"] = attrs.field(
+        converter=_tuple
+    )
 
 
 @attrs.frozen(slots=True)
@@ -502,11 +509,11 @@ class DescribePartitionResponse:
     TYPE: ClassVar[str] = "DescribePartitionResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.DESCRIBE_PARTITION_RESPONSE
 
-    topic: str
-    partition: int
-    high_watermark: int
-    log_start_offset: int
-    segment_count: int
+    topic: Annotated[str, "topic"]
+    partition: Annotated[int, "u32"]
+    high_watermark: Annotated[int, "u64"]
+    log_start_offset: Annotated[int, "u64"]
+    segment_count: Annotated[int, "usize"]
 
 
 @attrs.frozen(slots=True)
@@ -516,7 +523,7 @@ class MetricsFetchResponse:
     TYPE: ClassVar[str] = "MetricsFetchResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.METRICS_FETCH_RESPONSE
 
-    metrics: JsonObject = attrs.field(converter=_freeze_object)
+    metrics: Annotated[JsonObject, "object"] = attrs.field(converter=_freeze_object)
 
 
 @attrs.frozen(slots=True)
@@ -537,9 +544,11 @@ class Error:
     TYPE: ClassVar[str] = "Error"
     TYPE_ID: ClassVar[MessageType] = MessageType.ERROR
 
-    code: ErrorCode | int
-    message: str
-    details: JsonObject | None = attrs.field(default=None, converter=_freeze_optional_object)
+    code: Annotated[ErrorCode | int, "u16"]
+    message: Annotated[str, "string"]
+    details: Annotated[JsonObject | None, "object | null"] = attrs.field(
+        default=None, converter=_freeze_optional_object
+    )
 
 
 #: The requests a client sends.

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 from s3p_codec._core import (
     Direction,
+    FrameSync,
     Observed,
     ObservedError,
     ObservedGap,
@@ -51,27 +52,13 @@ _CLOSERS = frozenset(b"} \t\r\n")  # what may end one
 class _Stream:
     """Decoding state of one direction."""
 
-    __slots__ = (
-        "buffer",
-        "closed",
-        "error",
-        "error_start",
-        "frame_length",
-        "lost",
-        "scanning",
-        "skip_remaining",
-        "skipped",
-    )
+    __slots__ = ("buffer", "closed", "frame_length", "lost", "sync")
 
     def __init__(self) -> None:
         self.buffer = ReceiveBuffer()
         self.lost = 0  # bytes missing in gaps before the buffer's start
-        self.frame_length: int | None = None
-        self.skip_remaining = 0  # rest of a frame cut by a gap, still to arrive and be dropped
-        self.scanning = False
-        self.error: RemoteProtocolError | None = None  # why we are scanning
-        self.error_start = 0
-        self.skipped = 0
+        self.frame_length: int | None = None  # of the frame whose header was read
+        self.sync = FrameSync()  # dropping the rest of a frame cut by a gap, or scanning
         self.closed = False
 
     @property
@@ -123,38 +110,24 @@ class Observer:
             return []
         start = stream.end
         have = len(stream.buffer)
-        exact = False
-        if stream.skip_remaining:
-            exact = size <= stream.skip_remaining
-            if exact:
-                stream.skip_remaining -= size
-        elif not stream.scanning and stream.frame_length is not None:
-            rest = LENGTH_FIELD_SIZE + stream.frame_length - have
-            exact = size <= rest
-            if exact:
-                stream.skip_remaining = rest - size
-                stream.buffer.skip(have)
-                stream.frame_length = None
-                self._frame_lost(direction)
+        length = stream.frame_length
+        missing = None if length is None else LENGTH_FIELD_SIZE + length - have
+        exact = stream.sync.gap(size, missing)
+        stream.buffer.skip(have)  # a frame cut in two: what precedes the gap is of no use
+        stream.frame_length = None
         stream.lost += size
         if exact:
+            if missing is not None:
+                self._frame_lost(direction)
             return [
                 ObservedGap(direction, start, size, resynchronized=True),
                 *self._drain(direction, stream),
             ]
-        # The boundary is lost: drop what precedes the gap (a frame cut in two) and scan.
-        stream.buffer.skip(have)
-        stream.frame_length = None
-        stream.skip_remaining = 0
-        if stream.scanning:
-            stream.skipped += have + size  # still looking: all of it lies between error and sync
-        else:
-            stream.scanning = True
-            stream.error = RemoteProtocolError(
-                f"frame boundary lost after a gap of {size} bytes", code=ErrorCode.INVALID_REQUEST
-            )
-            stream.error_start = start + size
-            stream.skipped = 0
+        # The boundary is lost: scan (a loss while already scanning keeps the first cause).
+        error = RemoteProtocolError(
+            f"frame boundary lost after a gap of {size} bytes", code=ErrorCode.INVALID_REQUEST
+        )
+        stream.sync.lose(error, start + size)
         return [ObservedGap(direction, start, size, resynchronized=False)]
 
     def close(self, direction: Direction) -> list[Output]:
@@ -165,18 +138,10 @@ class Observer:
         out = self._drain(direction, stream)
         stream.closed = True
         left = len(stream.buffer)
-        if stream.scanning:
-            assert stream.error is not None
-            out.append(
-                ObservedError(
-                    direction,
-                    stream.error,
-                    stream.error_start,
-                    skipped=stream.skipped + left,
-                    resynchronized=False,
-                )
-            )
-        elif left or stream.skip_remaining:
+        abandoned = stream.sync.abandoned(direction, stream.end)
+        if abandoned is not None:
+            out.append(abandoned)
+        elif left or stream.sync.skip:
             error = RemoteProtocolError(
                 "the stream ended mid-frame", code=ErrorCode.INVALID_REQUEST
             )
@@ -189,26 +154,18 @@ class Observer:
     def _drain(self, direction: Direction, stream: _Stream) -> list[Output]:
         out: list[Output] = []
         buffer = stream.buffer
+        sync = stream.sync
         while True:
-            if stream.skip_remaining:
-                stream.skip_remaining -= buffer.skip(stream.skip_remaining)
-                if stream.skip_remaining:
+            if not sync.drop(buffer):
+                return out
+            if sync.scanning:
+                if not sync.scan(
+                    buffer, HEADER, self._plausible_length, self._checker(direction), anchor=b"{"
+                ):
                     return out
-            if stream.scanning:
-                if not self._scan(direction, stream):
-                    return out
-                assert stream.error is not None
-                out.append(
-                    ObservedError(
-                        direction,
-                        stream.error,
-                        stream.error_start,
-                        skipped=stream.skipped,
-                        resynchronized=True,
-                    )
-                )
-                stream.scanning = False
-                stream.error = None
+                resynchronized = sync.resynchronized(direction, stream.position)
+                if resynchronized is not None:
+                    out.append(resynchronized)
             start = stream.position
             length = stream.frame_length
             if length is None:
@@ -258,45 +215,31 @@ class Observer:
 
     def _lose_sync(self, stream: _Stream, error: RemoteProtocolError, start: int) -> None:
         """Start scanning one byte after ``start`` (still buffered) for a plausible header."""
-        stream.scanning = True
-        stream.error = error
-        stream.error_start = start
+        stream.sync.lose(error, start)
         stream.frame_length = None
-        stream.skipped = stream.buffer.skip(1)
+        stream.buffer.skip(1)
 
-    def _scan(self, direction: Direction, stream: _Stream) -> bool:
-        """Skip to a plausible frame start; True when one is buffered whole, False to wait."""
-        buffer = stream.buffer
-        while True:
-            brace = buffer.find(b"{", LENGTH_FIELD_SIZE)
-            if brace < 0:
-                drop = len(buffer) - LENGTH_FIELD_SIZE
-                if drop > 0:
-                    stream.skipped += buffer.skip(drop)
+    def _plausible_length(self, fields: tuple[Any, ...]) -> int | None:
+        """The payload length of a header that could start a frame (a payload is at least
+        ``{}``), or None."""
+        (length,) = fields
+        return length if 2 <= length <= self._limits.max_frame_size else None
+
+    def _checker(self, direction: Direction) -> Callable[[bytes | bytearray, int, int], bool]:
+        """Whether ``data[start:end]`` is a whole plausible frame: its payload opens like an
+        object, ends like one, and decodes without a fatal error."""
+
+        def check(data: bytes | bytearray, start: int, end: int) -> bool:
+            payload = start + LENGTH_FIELD_SIZE
+            if data[payload + 1] not in _OPENERS or data[end - 1] not in _CLOSERS:
                 return False
-            stream.skipped += buffer.skip(brace - LENGTH_FIELD_SIZE)
-            header = buffer.peek(LENGTH_FIELD_SIZE)
-            assert header is not None
-            (length,) = HEADER.unpack(header)
-            if 2 <= length <= self._limits.max_frame_size:
-                if len(buffer) < LENGTH_FIELD_SIZE + length:
-                    return False  # wait for the whole candidate
-                if self._plausible(direction, buffer, length):
-                    return True
-            stream.skipped += buffer.skip(1)
+            try:
+                self._decode(direction, bytes(data[payload:end]))
+            except RemoteProtocolError as exc:
+                return not exc.fatal
+            return True
 
-    def _plausible(self, direction: Direction, buffer: ReceiveBuffer, length: int) -> bool:
-        if buffer.peek_byte(LENGTH_FIELD_SIZE + 1) not in _OPENERS:
-            return False
-        if buffer.peek_byte(LENGTH_FIELD_SIZE + length - 1) not in _CLOSERS:
-            return False
-        frame = buffer.peek(LENGTH_FIELD_SIZE + length)
-        assert frame is not None
-        try:
-            self._decode(direction, frame[LENGTH_FIELD_SIZE:])
-        except RemoteProtocolError as exc:
-            return not exc.fatal
-        return True
+        return check
 
     # --- pairing ----------------------------------------------------------------------------
 

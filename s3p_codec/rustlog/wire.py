@@ -14,8 +14,11 @@ header alone, before any of the payload is buffered.
 
 ``FrameDecoder`` is the receiving hot path: it cuts every complete frame already buffered in one
 loop (headers read in place with ``struct.unpack_from``, one copy per payload) and decodes each
-plain, valid message straight from its table; any other frame goes through ``decode_payload``,
-the reference, so both give the same events and errors.
+plain, valid message straight from its decoder; any other frame goes through ``decode_payload``,
+the reference, so both give the same events and errors. (Cutting each small frame with
+``ReceiveBuffer.take_frame`` instead costs about 40% more instructions per Fetch request: three
+Python calls per frame. The connection uses ``take_frame`` for the frame a chunk boundary cuts,
+so that a big payload is collected aside and copied once.)
 
 The spec's own example frame is mislabelled: its payload
 ``{"type":"Produce","topic":"logs","partition":0,"records":["SGVsbG8gV29ybGQ="]}`` is 78 bytes
@@ -43,7 +46,14 @@ from s3p_codec.rustlog.json_backend import (
 )
 from s3p_codec.rustlog.limits import LENGTH_FIELD_SIZE, MAX_JSON_DEPTH, Limits
 
-__all__ = ["HEADER", "FrameDecoder", "check_length", "decode_payload", "encode_frame"]
+__all__ = [
+    "HEADER",
+    "FrameDecoder",
+    "check_length",
+    "decode_payload",
+    "encode_frame",
+    "length_error",
+]
 
 HEADER: Final = struct.Struct(">I")
 """The length header: "u32 big-endian" ("ENDIANNESS: Big-endian (network byte order)")."""
@@ -57,20 +67,28 @@ collector work harder than the decoding saved)."""
 EventT = TypeVar("EventT", bound=Event)
 
 
+def length_error(length: int, limits: Limits) -> RemoteProtocolError | None:
+    """The fatal error of a frame length the header alone condemns (0, or over the limit)."""
+    if length > limits.max_frame_size:
+        return RemoteProtocolError(
+            f"Frame length exceeds MAX_FRAME_SIZE: {length} > {limits.max_frame_size}",
+            code=ErrorCode.RECORD_TOO_LARGE,
+        )
+    if length == 0:
+        return RemoteProtocolError(
+            "empty frame: MIN_FRAME_SIZE is 1 byte", code=ErrorCode.INVALID_REQUEST
+        )
+    return None
+
+
 def check_length(length: int, limits: Limits) -> None:
     """Reject a frame from its header alone (fatal: the stream cannot be trusted after it).
 
     Raises ``RemoteProtocolError`` for a length of 0 or over ``limits.max_frame_size``.
     """
-    if length > limits.max_frame_size:
-        raise RemoteProtocolError(
-            f"Frame length exceeds MAX_FRAME_SIZE: {length} > {limits.max_frame_size}",
-            code=ErrorCode.RECORD_TOO_LARGE,
-        )
-    if length == 0:
-        raise RemoteProtocolError(
-            "empty frame: MIN_FRAME_SIZE is 1 byte", code=ErrorCode.INVALID_REQUEST
-        )
+    error = length_error(length, limits)
+    if error is not None:
+        raise error
 
 
 def decode_payload(
@@ -115,9 +133,6 @@ def decode_payload(
             raise RemoteProtocolError(
                 f"Invalid {name} {kind}: {exc.message}", code=exc.code, fatal=False
             ) from None
-        known = schema.KNOWN_FIELDS[name]
-        if len(obj) != len(known) or name in schema.OPTIONAL_FIELDS:
-            schema.check_extras(obj, known, 1)
     except schema.TooDeep:
         raise RemoteProtocolError(DEPTH_MESSAGE, code=ErrorCode.INVALID_REQUEST) from None
     except schema.AmbiguousNumber:
@@ -137,7 +152,7 @@ class FrameDecoder:
     event is exactly the one ``decode_payload`` gives.
     """
 
-    __slots__ = ("_context", "_decoders", "_fallback", "_json", "_kind", "_loads", "_max", "_table")
+    __slots__ = ("_context", "_decoders", "_fallback", "_json", "_kind", "_loads", "_max")
 
     def __init__(self, context: schema.Context, json: JsonBackend, *, requests: bool) -> None:
         self._context = context
@@ -147,7 +162,6 @@ class FrameDecoder:
         self._decoders: dict[str, Callable[[dict[str, Any], schema.Context], Event]] = (
             schema.REQUEST_DECODERS if requests else schema.RESPONSE_DECODERS  # type: ignore[assignment]
         )
-        self._table = schema.REQUEST_TABLE if requests else schema.RESPONSE_TABLE
         failures: tuple[type[Exception], ...] = json.fast_failures
         if json.loads_fast is not None:
             self._loads = json.loads_fast
@@ -182,7 +196,7 @@ class FrameDecoder:
         maximum = self._max
         loads = self._loads
         fallback = self._fallback
-        table = self._table
+        decoders = self._decoders
         context = self._context
         append = out.append
         size = LENGTH_FIELD_SIZE
@@ -199,24 +213,38 @@ class FrameDecoder:
                 obj: Any = loads(payload)
                 # Only a dict whose "type" is a known name gets past this line: anything else
                 # raises KeyError or TypeError (a list or a scalar, an unhashable "type").
-                decoder, count, known = table[obj["type"]]
-                event = decoder(obj, context)
-                if len(obj) != count:
-                    schema.check_extras(obj, known, 1)
+                event = decoders[obj["type"]](obj, context)
             except fallback:
                 pass  # decode_payload names the error (or decodes what needs a second look)
             else:
                 append(event)
                 continue
-            try:
-                append(
-                    decode_payload(bytes(payload), self._decoders, context, self._json, self._kind)
-                )
-            except RemoteProtocolError as exc:
-                append(exc)
-                if exc.fatal:
-                    break
+            if self._decode_slowly(payload, out):
+                break
         return at
+
+    def decode_one(self, payload: bytes, out: deque[Event | RemoteProtocolError]) -> None:
+        """Append to ``out`` the event (or the error) of one frame's ``payload``."""
+        try:
+            obj: Any = self._loads(payload)
+            event = self._decoders[obj["type"]](obj, self._context)
+        except self._fallback:
+            self._decode_slowly(payload, out)
+        else:
+            out.append(event)
+
+    def _decode_slowly(
+        self, payload: bytes | bytearray, out: deque[Event | RemoteProtocolError]
+    ) -> bool:
+        """``decode_payload``'s event or error appended to ``out``; True if the error is fatal."""
+        try:
+            data = bytes(payload)
+            event = decode_payload(data, self._decoders, self._context, self._json, self._kind)
+            out.append(event)
+        except RemoteProtocolError as exc:
+            out.append(exc)
+            return exc.fatal
+        return False
 
 
 def _reject_deep(obj: dict[str, Any]) -> None:

@@ -17,6 +17,11 @@ def pair() -> tuple[rustlog.Connection, rustlog.Connection]:
     return rustlog.Connection(Role.CLIENT), rustlog.Connection(Role.SERVER)
 
 
+def test_state_enum_is_connection_state_and_keeps_its_old_name() -> None:
+    assert rustlog.ConnectionState is rustlog.State
+    assert rustlog.Connection(Role.CLIENT).state is rustlog.ConnectionState.CONNECTED
+
+
 def test_connection_satisfies_the_core_protocol() -> None:
     assert isinstance(rustlog.Connection(Role.CLIENT), ConnectionProtocol)
 
@@ -137,6 +142,20 @@ def test_server_recoverable_error_carries_the_error_response_and_keeps_the_conne
     server.send(error.reply)
     assert server.state is State.CONNECTED
     assert server.next_event() == rustlog.Ping()
+
+
+def test_an_invalid_error_reply_is_refused_and_the_reply_is_still_owed() -> None:
+    server = rustlog.Connection(Role.SERVER)
+    server.receive_data(frame(b"{not json"))
+    with pytest.raises(RemoteProtocolError):
+        server.next_event()
+    with pytest.raises(LocalProtocolError):
+        server.send(rustlog.Pong())
+    with pytest.raises(LocalProtocolError):
+        server.send(rustlog.Error(70000, "code beyond u16"))
+    assert not server.finished
+    assert server.send(rustlog.Error(rustlog.ErrorCode.INVALID_REQUEST, "bad frame"))
+    assert server.finished
 
 
 def test_server_fatal_error_allows_one_error_reply_then_is_finished() -> None:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 
+import attrs
 import pytest
 
 from s3p_codec import LocalProtocolError, Role, rustlog
 from s3p_codec.rustlog import schema
+from s3p_codec.rustlog.kinds import KINDS, field_kinds
 from s3p_codec.rustlog.limits import U32_MAX, U64_MAX
 from tests.rustlog.frames import (
     frame,
@@ -459,3 +461,19 @@ def test_the_memo_of_topic_names_is_bounded() -> None:
     server.receive_data(b"".join(frame(produce(topic=f"t{n}")) for n in range(count)))
     assert [event.topic for event in server.events()] == [f"t{n}" for n in range(count)]  # type: ignore[union-attr]
     assert 0 < len(schema._TOPICS_SEEN) <= schema._TOPICS_SEEN_MAX
+
+
+# --- the declaration: one annotation per field ----------------------------------------------
+
+
+@pytest.mark.parametrize("cls", [*rustlog.REQUEST_TYPES, *rustlog.RESPONSE_TYPES])
+def test_every_field_names_its_json_type_once_and_the_tables_follow(cls: type) -> None:
+    names = [field.name for field in attrs.fields(cls)]
+    kinds = field_kinds(cls)
+    assert [name for name, _ in kinds] == names
+    assert all(kind is KINDS[kind.name] for _, kind in kinds)
+    assert schema.KNOWN_FIELDS[cls.TYPE] == {"type", *names}  # type: ignore[attr-defined]
+    optional = any(kind.optional for _, kind in kinds)
+    assert (cls.TYPE in schema.OPTIONAL_FIELDS) is optional  # type: ignore[attr-defined]
+    assert "def decode(obj, ctx):" in schema.source(cls)
+    assert "def encode(event, limits):" in schema.source(cls)

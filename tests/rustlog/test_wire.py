@@ -398,3 +398,37 @@ def test_a_frame_longer_than_one_pass_is_decoded_whole() -> None:
     conn.receive_data(data)
     assert list(conn.events()) == [rustlog.Ping(), big, rustlog.Ping()]
     assert conn.in_flight == 3
+
+
+@pytest.mark.parametrize("chunk", [1000, 7_000, 65_536, 70_001])
+def test_a_big_frame_cut_into_chunks_is_taken_whole_with_its_neighbours(chunk: int) -> None:
+    # Payloads of 64 KiB and more still arriving are collected aside by the receive buffer.
+    records = tuple(rustlog.Record(n, n, bytes([n]) * 30_000) for n in range(6))
+    client = rustlog.Connection(Role.CLIENT, pipelining=True)
+    server = rustlog.Connection(Role.SERVER)
+    fetch = rustlog.Fetch("g", "t", 0, 0, 1 << 20)
+    server.receive_data(b"".join(client.send(e) for e in (rustlog.Ping(), fetch, rustlog.Ping())))
+    list(server.events())
+    big = rustlog.FetchResponse(records, 6)
+    data = server.send(rustlog.Pong()) + server.send(big) + server.send(rustlog.Pong())
+    events = []
+    for at in range(0, len(data), chunk):
+        client.receive_data(data[at : at + chunk])
+        events.extend(client.events())
+    assert events == [rustlog.Pong(), big, rustlog.Pong()]
+    assert client.in_flight == 0
+
+
+def test_the_end_of_the_stream_inside_a_big_frame_is_fatal_and_counts_its_bytes() -> None:
+    big = rustlog.Produce("t", 0, (bytes(100_000),))
+    data = rustlog.Connection(Role.CLIENT).send(big)
+    conn = rustlog.Connection(Role.SERVER)
+    conn.receive_data(data[:50_000])
+    assert conn.next_event() is NEED_DATA
+    conn.receive_data(data[50_000:90_000])
+    assert conn.next_event() is NEED_DATA
+    conn.receive_data(b"")
+    with pytest.raises(RemoteProtocolError) as info:
+        conn.next_event()
+    assert info.value.fatal
+    assert "90000 bytes of a frame left" in info.value.message
