@@ -200,12 +200,13 @@ def descendants(roots: set[int], table: dict[int, tuple[int, float, bool]] | Non
     return mine
 
 
-def _cpu_seconds() -> tuple[float, float]:
+def _cpu_seconds(exclude: frozenset[int] = frozenset()) -> tuple[float, float]:
     """CPU seconds of this process tree, (JVMs, the rest): the JVM, its Python workers, and a
-    standalone cluster's master, workers and executors when this process started them."""
+    standalone cluster's master, workers and executors when this process started them; the
+    processes ``exclude`` and those below them left out."""
     table = _processes()
     jvm = other = 0.0
-    for pid in descendants({os.getpid()}, table):
+    for pid in descendants({os.getpid()}, table) - descendants(set(exclude), table):
         _, cpu, is_jvm = table[pid]
         if is_jvm:
             jvm += cpu
@@ -243,14 +244,16 @@ class Meter:
     first, so ``nice`` only ranks processes within one session).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, exclude: frozenset[int] = frozenset()) -> None:
+        """``exclude``: processes (and those below them) this run does not use, left out."""
+        self.exclude = exclude
         self.start = time.perf_counter()
-        self.jvm, self.python = _cpu_seconds()
+        self.jvm, self.python = _cpu_seconds(exclude)
         self.busy = _machine_busy_seconds()
 
     def stop(self) -> Measured:
         elapsed = time.perf_counter() - self.start
-        jvm, python = _cpu_seconds()
+        jvm, python = _cpu_seconds(self.exclude)
         jvm -= self.jvm
         python -= self.python
         other = max(0.0, _machine_busy_seconds() - self.busy - jvm - python)
@@ -395,6 +398,10 @@ class StandaloneCluster:
         tail = "".join(log.read_text(errors="replace").splitlines(True)[-20:])
         raise RuntimeError(f"{log.stem} did not start ({line!r} not logged):\n{tail}")
 
+    def pids(self) -> frozenset[int]:
+        """The process ids of the master and the workers."""
+        return frozenset(p.pid for p in self.processes)
+
     def session_conf(self) -> dict[str, str]:
         """What the driver needs to run the job here, every executor on 127.0.0.1."""
         total = self.workers * self.cores
@@ -444,6 +451,7 @@ def _run_spark(
     *,
     stages: bool = False,
     conf: dict[str, str] | None = None,
+    exclude: frozenset[int] = frozenset(),
 ) -> tuple[Measured, Any, float, list[str]]:
     from s3p_codec.spark import decode, spark_session, summarize
 
@@ -463,7 +471,7 @@ def _run_spark(
         spark.sparkContext.parallelize(range(8), 8).count()
         summarize(decode(spark, warm_up))
         spark.sparkContext.setJobGroup(_TIMED, "the timed decode and summary")
-        meter = Meter()
+        meter = Meter(exclude)
         if datasource:
             events = spark.read.format("s3p_codec").option("paths", json.dumps(files)).load()
         else:
@@ -543,7 +551,8 @@ def main() -> int:
             cluster = StandaloneCluster(workers=2, cores=1).__enter__()
         expected: Any = None
         for repeat in range(args.repeat):
-            meter = Meter()
+            idle = cluster.pids() if cluster is not None else frozenset()
+            meter = Meter(exclude=idle)
             table = capture.summarize(capture.decode_files(files))
             best.setdefault("single", []).append(meter.stop())
             peaks["single"] = _maxrss_mb()
@@ -551,12 +560,14 @@ def main() -> int:
             for run in runs:
                 label, master, datasource = RUNS[run]
                 conf = None
+                unused = idle  # the cluster's processes count only in its own run
                 if master == "cluster":
                     assert cluster is not None
                     master, conf = cluster.url, cluster.session_conf()
+                    unused = frozenset()
                 stages = args.stages and repeat == 0
                 measured, table, peak, report = _run_spark(
-                    master, files, warm_up, datasource, stages=stages, conf=conf
+                    master, files, warm_up, datasource, stages=stages, conf=conf, exclude=unused
                 )
                 if report:
                     stage_reports.append((label, report))

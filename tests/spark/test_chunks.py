@@ -115,3 +115,14 @@ def test_broken_and_missing_files_end_with_the_single_process_error_rows(tmp_pat
 def test_chunk_ddl_names_every_column_in_order() -> None:
     assert [c.split(" ")[0].strip("`") for c in chunk_ddl().split(", ")] == CHUNK_SCHEMA.names
     assert CHUNK_SCHEMA.names[:4] == list(FLOW_COLUMNS)
+
+
+@pytest.mark.spark
+def test_the_session_bounds_arrow_batches_by_bytes_and_runs_the_quick_jit(spark: Any) -> None:
+    # Chunk rows carry up to CHUNK_BYTES each: a bound on rows alone would not bound memory.
+    from s3p_codec.spark.session import ARROW_BATCH_BYTES, JIT_OPTIONS
+
+    assert spark.conf.get("spark.sql.execution.arrow.maxBytesPerBatch") == str(ARROW_BATCH_BYTES)
+    conf = spark.sparkContext.getConf()
+    assert JIT_OPTIONS in conf.get("spark.driver.extraJavaOptions")
+    assert JIT_OPTIONS in conf.get("spark.executor.extraJavaOptions")
