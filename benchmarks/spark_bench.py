@@ -1,40 +1,48 @@
-"""Decode one large rotated capture set single-process and on Spark local[1] and local[2].
+"""Decode one large rotated capture set single-process, on Spark local[1] and on a standalone
+Spark cluster of two workers on 127.0.0.1, and compare the CPU each spends per GB.
 
 ::
 
     .venv/bin/python benchmarks/spark_bench.py                 # 1 GiB (the issue's size)
     .venv/bin/python benchmarks/spark_bench.py --size-mb 256   # quicker
-    .venv/bin/python benchmarks/spark_bench.py --datasource    # also format("s3p_codec")
+    .venv/bin/python benchmarks/spark_bench.py --runs local1,cluster,local2 --datasource
+    .venv/bin/python benchmarks/spark_bench.py --size-mb 256 --repeat 3   # best of 3, interleaved
 
 The capture set is generated from the recorded sample captures (``examples/captures``): every
 TCP conversation of every protocol found there is a template, replayed many times with fresh
 client addresses, ``--concurrent`` conversations at a time with their packets interleaved, and
 written as rotated files of ``--file-mb`` MiB (what ``tcpdump -C`` produces), so conversations
-span files. The same job then runs three (or four) ways, each computing the per-protocol summary
-of ``s3p-codec stats`` from every decoded row:
+span files. The same job then runs several ways, each computing the per-protocol summary of
+``s3p-codec stats`` from every decoded row:
 
 - ``capture.decode_files`` in this process (the single-process decoder);
-- ``spark.decode`` (read per file, shuffle by flow key, ``decode_flow`` per flow) on local[1]
-  and on local[2];
-- optionally ``format("s3p_codec")`` (flow buckets, no shuffle) on local[2].
+- ``spark.decode`` (read per file, segments packed per flow into chunk rows, shuffle by flow
+  key, ``decode_flow`` per flow) on local[1] (``local1``), on a standalone cluster of two
+  workers with one core each (``cluster``: a master and two workers started here with
+  ``spark-class`` from the pyspark install, all on 127.0.0.1, so that the figure for more than
+  one executor is a real one; every process of it is stopped by this script, on failure too),
+  and optionally on local[2] (``local2``);
+- optionally ``format("s3p_codec")`` (flow buckets, no shuffle) on local[1].
 
-The summaries must be equal. Printed: MB/s of capture file, speedups, and the peak resident
-memory of this process (single-process run) and of the Spark Python workers, next to the size of
-the largest conversation and of the input.
+The summaries must be equal. Printed per run: wall seconds and MB/s, CPU seconds of the whole
+process tree (the JVMs and the Python processes apart), CPU s per GB and MB/s per core (MB per
+CPU second), the run's CPU over the single process's (its CPU-efficiency: the yardstick here,
+since on a machine of two shared cores a local[2] over local[1] speed-up says more about the
+other tenants than about Spark), the CPU the rest of the machine used meanwhile, and the peak
+resident memory of this process (single-process run) and of the Spark Python workers, next to
+the size of the largest conversation and of the input. The idle cluster's CPU counts only in
+its own run.
 
-Where the time goes (``--stages``; 1 GiB, 17 files, 2 cores, measured on an idle machine):
-the read stage (17 tasks, one per file) and the decode stage (``4 x cores`` flow partitions)
-both keep every core busy, and everything else (the summary) takes under a second. The Python
-work is the single-process decoder's own (reading packets, ``decode_flow``), about 27 CPU s;
-the JVM adds about 17 CPU s (45 CPU s in all on local[1], against 24 to 28 for the single
-process): Arrow batches from Python turned into rows, the shuffle (serialising, compressing and
-writing 1 GiB of segment rows, reading them back), the sort, rows turned back into Arrow for the
-decoding workers, and the decoded rows into the aggregation. On local[1] that JVM work runs on
-the second core next to the single Python worker (about 1.3 cores busy), so local[1] is already
-partly parallel, and local[2], which leaves no core idle (CPU s about 2 x wall), can only gain
-about 2 / 1.3, some 1.5x. Sharing the machine matters more: the kernel's autogroup scheduling
-shares CPU between sessions, so even a ``nice 19`` process started from another terminal takes
-a whole core from a parallel run (see "other CPU s").
+Where the CPU goes (per JVM thread, from ``/proc/PID/task``; 64 MiB on local[1]): the Python
+work is the single-process decoder's own (reading packets, ``decode_flow``) plus packing and
+unpacking segments, a few per cent. With a row per segment the JVM added half as much again;
+chunk rows cut its task threads' share, but most of the JVM's CPU was its optimising (C2) JIT
+compiler, which compiled Spark's generated code again for every query (4.5 to 4.9 CPU s of
+compiler threads beside 1.1 to 1.8 s of task threads, even on the third run of the same job in
+one JVM). ``spark_session`` therefore runs the quick compiler only (``session.JIT_OPTIONS``):
+0.3 to 0.5 s of compiler beside the same task time. Sharing the machine matters: the kernel's
+autogroup scheduling shares CPU between sessions, so even a ``nice 19`` process started from
+another terminal takes a whole core from a parallel run (see "other CPU s").
 """
 
 from __future__ import annotations
