@@ -1,57 +1,69 @@
-"""Decode one large rotated capture set single-process and on Spark local[1] and local[2].
+"""Decode one large rotated capture set single-process, on Spark local[1] and on a standalone
+Spark cluster of two workers on 127.0.0.1, and compare the CPU each spends per GB.
 
 ::
 
     .venv/bin/python benchmarks/spark_bench.py                 # 1 GiB (the issue's size)
     .venv/bin/python benchmarks/spark_bench.py --size-mb 256   # quicker
-    .venv/bin/python benchmarks/spark_bench.py --datasource    # also format("s3p_codec")
+    .venv/bin/python benchmarks/spark_bench.py --runs local1,cluster,local2 --datasource
+    .venv/bin/python benchmarks/spark_bench.py --size-mb 256 --repeat 3   # best of 3, interleaved
 
 The capture set is generated from the recorded sample captures (``examples/captures``): every
 TCP conversation of every protocol found there is a template, replayed many times with fresh
 client addresses, ``--concurrent`` conversations at a time with their packets interleaved, and
 written as rotated files of ``--file-mb`` MiB (what ``tcpdump -C`` produces), so conversations
-span files. The same job then runs three (or four) ways, each computing the per-protocol summary
-of ``s3p-codec stats`` from every decoded row:
+span files. The same job then runs several ways, each computing the per-protocol summary of
+``s3p-codec stats`` from every decoded row:
 
 - ``capture.decode_files`` in this process (the single-process decoder);
-- ``spark.decode`` (read per file, shuffle by flow key, ``decode_flow`` per flow) on local[1]
-  and on local[2];
-- optionally ``format("s3p_codec")`` (flow buckets, no shuffle) on local[2].
+- ``spark.decode`` (read per file, segments packed per flow into chunk rows, shuffle by flow
+  key, ``decode_flow`` per flow) on local[1] (``local1``), on a standalone cluster of two
+  workers with one core each (``cluster``: a master and two workers started here with
+  ``spark-class`` from the pyspark install, all on 127.0.0.1, so that the figure for more than
+  one executor is a real one; every process of it is stopped by this script, on failure too),
+  and optionally on local[2] (``local2``);
+- optionally ``format("s3p_codec")`` (flow buckets, no shuffle) on local[1].
 
-The summaries must be equal. Printed: MB/s of capture file, speedups, and the peak resident
-memory of this process (single-process run) and of the Spark Python workers, next to the size of
-the largest conversation and of the input.
+The summaries must be equal. Printed per run: wall seconds and MB/s, CPU seconds of the whole
+process tree (the JVMs and the Python processes apart), CPU s per GB and MB/s per core (MB per
+CPU second), the run's CPU over the single process's (its CPU-efficiency: the yardstick here,
+since on a machine of two shared cores a local[2] over local[1] speed-up says more about the
+other tenants than about Spark), the CPU the rest of the machine used meanwhile, and the peak
+resident memory of this process (single-process run) and of the Spark Python workers, next to
+the size of the largest conversation and of the input. The idle cluster's CPU counts only in
+its own run.
 
-Where the time goes (``--stages``; 1 GiB, 17 files, 2 cores, measured on an idle machine):
-the read stage (17 tasks, one per file) and the decode stage (``4 x cores`` flow partitions)
-both keep every core busy, and everything else (the summary) takes under a second. The Python
-work is the single-process decoder's own (reading packets, ``decode_flow``), about 27 CPU s;
-the JVM adds about 17 CPU s (45 CPU s in all on local[1], against 24 to 28 for the single
-process): Arrow batches from Python turned into rows, the shuffle (serialising, compressing and
-writing 1 GiB of segment rows, reading them back), the sort, rows turned back into Arrow for the
-decoding workers, and the decoded rows into the aggregation. On local[1] that JVM work runs on
-the second core next to the single Python worker (about 1.3 cores busy), so local[1] is already
-partly parallel, and local[2], which leaves no core idle (CPU s about 2 x wall), can only gain
-about 2 / 1.3, some 1.5x. Sharing the machine matters more: the kernel's autogroup scheduling
-shares CPU between sessions, so even a ``nice 19`` process started from another terminal takes
-a whole core from a parallel run (see "other CPU s").
+Where the CPU goes (per JVM thread, from ``/proc/PID/task``; 64 MiB on local[1]): the Python
+work is the single-process decoder's own (reading packets, ``decode_flow``) plus packing and
+unpacking segments, a few per cent. With a row per segment the JVM added half as much again;
+chunk rows cut its task threads' share, but most of the JVM's CPU was its optimising (C2) JIT
+compiler, which compiled Spark's generated code again for every query (4.5 to 4.9 CPU s of
+compiler threads beside 1.1 to 1.8 s of task threads, even on the third run of the same job in
+one JVM). ``spark_session`` therefore runs the quick compiler only (``session.JIT_OPTIONS``):
+0.3 to 0.5 s of compiler beside the same task time. Sharing the machine matters: the kernel's
+autogroup scheduling shares CPU between sessions, so even a ``nice 19`` process started from
+another terminal takes a whole core from a parallel run (see "other CPU s").
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import json
 import os
 import resource
 import shutil
+import signal
+import socket
 import struct
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -161,32 +173,54 @@ def generate(folder: Path, templates: list[Template], size: int, file_size: int,
     return files, largest
 
 
-def _cpu_seconds() -> float:
-    """CPU time of this process and every process below it (the JVM, its Python workers).
+def _processes() -> dict[int, tuple[int, float, bool]]:
+    """Every process: pid -> (parent pid, CPU seconds, is a JVM), read from /proc (Linux).
 
-    Read from /proc (Linux): a process's own time plus what its reaped children used, so a
-    worker that exited still counts through its parent.
+    A process's CPU seconds are its own plus what its reaped children used, so a worker that
+    exited still counts through its parent.
     """
     tick = os.sysconf("SC_CLK_TCK")
-    parents: dict[int, int] = {}
-    times: dict[int, float] = {}
+    found: dict[int, tuple[int, float, bool]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+                name, rest = f.read().rsplit(")", 1)
         except OSError:
             continue
-        parents[int(entry)] = int(fields[1])
-        times[int(entry)] = sum(int(x) for x in fields[11:15]) / tick
-    mine = {os.getpid()}
+        fields = rest.split()
+        cpu = sum(int(x) for x in fields[11:15]) / tick
+        found[int(entry)] = (int(fields[1]), cpu, name.endswith("(java"))
+    return found
+
+
+def descendants(roots: set[int], table: dict[int, tuple[int, float, bool]] | None = None,
+                ) -> set[int]:  # fmt: skip
+    """``roots`` and every process below them."""
+    table = _processes() if table is None else table
+    mine = set(roots)
     grew = True
     while grew:
-        below = {pid for pid, ppid in parents.items() if ppid in mine} - mine
+        below = {pid for pid, (ppid, _, _) in table.items() if ppid in mine} - mine
         grew = bool(below)
         mine |= below
-    return sum(times.get(pid, 0.0) for pid in mine)
+    return mine
+
+
+def _cpu_seconds(exclude: frozenset[int] = frozenset()) -> tuple[float, float]:
+    """CPU seconds of this process tree, (JVMs, the rest): the JVM, its Python workers, and a
+    standalone cluster's master, workers and executors when this process started them; the
+    processes ``exclude`` and those below them left out."""
+    table = _processes()
+    jvm = other = 0.0
+    for pid in descendants({os.getpid()}, table) - descendants(set(exclude), table):
+        _, cpu, is_jvm = table[pid]
+        if is_jvm:
+            jvm += cpu
+        else:
+            other += cpu
+    return jvm, other
 
 
 def _machine_busy_seconds() -> float:
@@ -197,24 +231,41 @@ def _machine_busy_seconds() -> float:
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-class Meter:
-    """Wall time, CPU of this process tree, and CPU of everything else on the machine.
+class Measured(NamedTuple):
+    """One timed run: wall seconds, CPU seconds (JVMs, Python), other processes' CPU seconds."""
 
-    The third figure shows contention: a niced process in another session still takes a full
+    seconds: float
+    jvm_cpu: float
+    python_cpu: float
+    other: float
+
+    @property
+    def cpu(self) -> float:
+        return self.jvm_cpu + self.python_cpu
+
+
+class Meter:
+    """Wall time, CPU of this process tree (JVMs and Python apart), and CPU of everything else.
+
+    The last figure shows contention: a niced process in another session still takes a full
     core from a parallel run (the kernel's autogroup scheduling shares CPU between sessions
     first, so ``nice`` only ranks processes within one session).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, exclude: frozenset[int] = frozenset()) -> None:
+        """``exclude``: processes (and those below them) this run does not use, left out."""
+        self.exclude = exclude
         self.start = time.perf_counter()
-        self.cpu = _cpu_seconds()
+        self.jvm, self.python = _cpu_seconds(exclude)
         self.busy = _machine_busy_seconds()
 
-    def stop(self) -> tuple[float, float, float]:
+    def stop(self) -> Measured:
         elapsed = time.perf_counter() - self.start
-        cpu = _cpu_seconds() - self.cpu
-        other = max(0.0, _machine_busy_seconds() - self.busy - cpu)
-        return elapsed, cpu, other
+        jvm, python = _cpu_seconds(self.exclude)
+        jvm -= self.jvm
+        python -= self.python
+        other = max(0.0, _machine_busy_seconds() - self.busy - jvm - python)
+        return Measured(elapsed, max(0.0, jvm), max(0.0, python), other)
 
 
 _TIMED = "spark-bench-timed"
@@ -273,19 +324,149 @@ def _worker_peak_mb(spark: Any) -> float:
     return float(max(peak for _, peak in peaks))
 
 
+class StandaloneCluster:
+    """A Spark standalone cluster on 127.0.0.1: one master and ``workers`` workers of ``cores``
+    cores each, started with ``spark-class`` from the pyspark install, all stopped on exit.
+
+    Every process it started is stopped by its process id, whatever happened: the master and
+    workers (and, below them, the executors and their Python daemons, which put themselves in
+    a process group of their own) get SIGTERM, then SIGKILL if still there after a few seconds.
+    """
+
+    def __init__(self, workers: int = 2, cores: int = 1, memory: str = "1g") -> None:
+        self.workers = workers
+        self.cores = cores
+        self.memory = memory
+        self.folder = Path(tempfile.mkdtemp(prefix="spark-bench-cluster-"))
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.logs: list[Path] = []
+        self.url = ""
+
+    def __enter__(self) -> StandaloneCluster:
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
+        import pyspark
+
+        spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
+        log = self.folder / f"{name}.log"
+        self.logs.append(log)
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [str(spark_class), *args], stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            )  # fmt: skip
+        self.processes.append(process)
+
+    def _start(self) -> None:
+        import pyspark
+
+        with socket.socket() as probe:  # a free port for the master
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.url = f"spark://127.0.0.1:{port}"
+        env = dict(os.environ)
+        env |= {
+            "SPARK_HOME": str(Path(pyspark.__file__).parent),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "PYSPARK_PYTHON": sys.executable,
+            # Executors import the s3p_codec of this checkout, as the driver does.
+            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p),
+        }
+        host = ["--host", "127.0.0.1", "--webui-port", "0"]
+        self._spawn("master", ["org.apache.spark.deploy.master.Master", *host, "--port",
+                               str(port)], env)  # fmt: skip
+        self._wait(0, "Starting Spark master at")
+        for i in range(self.workers):
+            work = self.folder / f"work-{i}"
+            self._spawn(f"worker-{i}", [
+                "org.apache.spark.deploy.worker.Worker", self.url, *host, "--cores",
+                str(self.cores), "--memory", self.memory, "--work-dir", str(work),
+            ], env)  # fmt: skip
+        for i in range(self.workers):
+            self._wait(i + 1, "Successfully registered with master")
+
+    def _wait(self, index: int, line: str, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        log = self.logs[index]
+        while time.monotonic() < deadline:
+            if line in log.read_text(errors="replace"):
+                return
+            if self.processes[index].poll() is not None:
+                break
+            time.sleep(0.2)
+        tail = "".join(log.read_text(errors="replace").splitlines(True)[-20:])
+        raise RuntimeError(f"{log.stem} did not start ({line!r} not logged):\n{tail}")
+
+    def pids(self) -> frozenset[int]:
+        """The process ids of the master and the workers."""
+        return frozenset(p.pid for p in self.processes)
+
+    def session_conf(self) -> dict[str, str]:
+        """What the driver needs to run the job here, every executor on 127.0.0.1."""
+        total = self.workers * self.cores
+        return {
+            "spark.driver.host": "127.0.0.1",
+            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.ui.enabled": "false",
+            "spark.executor.cores": str(self.cores),
+            "spark.executor.memory": "512m",
+            "spark.cores.max": str(total),
+            "spark.default.parallelism": str(total),
+            "spark.sql.shuffle.partitions": str(total),
+            "spark.pyspark.python": sys.executable,
+            "spark.executorEnv.PYTHONPATH": str(ROOT),
+            # Start the job only once every executor is there, so both take tasks.
+            "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+            "spark.scheduler.maxRegisteredResourcesWaitingTime": "60s",
+        }
+
+    def stop(self) -> None:
+        """Stop every process started here, and everything below them, by process id."""
+        alive = [p for p in self.processes if p.poll() is None]
+        below = descendants({p.pid for p in alive}) - {p.pid for p in alive}
+        for process in reversed(alive):  # workers first, then the master
+            process.terminate()
+        deadline = time.monotonic() + 15
+        for process in alive:
+            try:
+                process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        time.sleep(0.5)
+        still = descendants(below) & below  # executors and Python workers left behind
+        for pid in still:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self.processes = []
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
 def _run_spark(
     master: str,
     files: list[str],
     warm_up: list[str],
     datasource: bool = False,
+    *,
     stages: bool = False,
-) -> tuple[tuple[float, float, float], Any, float, list[str]]:
+    conf: dict[str, str] | None = None,
+    exclude: frozenset[int] = frozenset(),
+) -> tuple[Measured, Any, float, list[str]]:
     from s3p_codec.spark import decode, spark_session, summarize
 
     log_dir = tempfile.mkdtemp(prefix="spark-bench-events-") if stages else None
-    extra = {}
+    extra = dict(conf or {})
     if log_dir is not None:
-        extra = {
+        extra |= {
             "spark.eventLog.enabled": "true",
             "spark.eventLog.dir": Path(log_dir).as_uri(),
             "spark.eventLog.compress": "false",
@@ -298,7 +479,7 @@ def _run_spark(
         spark.sparkContext.parallelize(range(8), 8).count()
         summarize(decode(spark, warm_up))
         spark.sparkContext.setJobGroup(_TIMED, "the timed decode and summary")
-        meter = Meter()
+        meter = Meter(exclude)
         if datasource:
             events = spark.read.format("s3p_codec").option("paths", json.dumps(files)).load()
         else:
@@ -316,18 +497,41 @@ def _run_spark(
     return measured, table, peak, report
 
 
+RUNS = {
+    "local1": ("spark local[1]", "local[1]", False),
+    "cluster": ("spark cluster 2 workers x 1 core", "cluster", False),
+    "local2": ("spark local[2]", "local[2]", False),
+    "datasource": ('format("s3p_codec") local[1]', "local[1]", True),
+}
+
+
+def _interrupted(signum: int, _frame: Any) -> None:
+    raise SystemExit(128 + signum)  # so that ``finally`` stops the cluster
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-mb", type=int, default=1024, help="capture set size (MiB)")
     parser.add_argument("--file-mb", type=int, default=64, help="size of each rotated file")
     parser.add_argument("--concurrent", type=int, default=256, help="conversations at a time")
     parser.add_argument("--templates", nargs="*", default=[str(ROOT / "examples/captures/*")])
+    parser.add_argument(
+        "--runs", default="local1,cluster",
+        help=f"Spark runs next to the single process, in order (of {', '.join(RUNS)})",
+    )  # fmt: skip
     parser.add_argument("--datasource", action="store_true", help='also time format("s3p_codec")')
+    parser.add_argument("--repeat", type=int, default=1, help="interleaved repeats (best kept)")
     parser.add_argument("--keep", metavar="DIR", help="write the captures here and keep them")
     parser.add_argument(
         "--stages", action="store_true", help="print tasks and times per Spark stage (event log)"
     )
     args = parser.parse_args()
+    runs = [r.strip() for r in args.runs.split(",") if r.strip()]
+    if args.datasource and "datasource" not in runs:
+        runs.append("datasource")
+    if unknown := [r for r in runs if r not in RUNS]:
+        parser.error(f"unknown runs {unknown}; choose from {', '.join(RUNS)}")
+    signal.signal(signal.SIGTERM, _interrupted)
 
     templates = load_templates(args.templates)
     warm_up = capture.capture_order(p for pat in args.templates for p in glob.glob(pat))
@@ -335,6 +539,10 @@ def main() -> int:
         parser.error("no conversation found in the template captures")
     folder = Path(args.keep or tempfile.mkdtemp(prefix="spark-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
+    best: dict[str, list[Measured]] = {}
+    peaks: dict[str, float] = {}
+    stage_reports: list[tuple[str, list[str]]] = []
+    cluster: StandaloneCluster | None = None
     try:
         start = time.perf_counter()
         files, largest = generate(
@@ -347,27 +555,40 @@ def main() -> int:
             f"largest conversation {largest / 1024:.0f} KiB",
             file=sys.stderr,
         )
-
-        meter = Meter()
-        expected = capture.summarize(capture.decode_files(files))
-        single, single_cpu, single_other = meter.stop()
-        single_rss = _maxrss_mb()
-        results = [("single process", single, single_cpu, single_other, single_rss)]
-        stage_reports: list[tuple[str, list[str]]] = []
-        runs = [("spark local[1]", "local[1]", False), ("spark local[2]", "local[2]", False)]
-        if args.datasource:
-            runs.append(('format("s3p_codec") local[2]', "local[2]", True))
-        for label, master, datasource in runs:
-            (elapsed, cpu, other), table, peak, report = _run_spark(
-                master, files, warm_up, datasource, args.stages
-            )
-            stage_reports.append((label, report))
-            if table != expected:
-                print(f"{label}: summary differs from the single-process one", file=sys.stderr)
-                print(json.dumps([table, expected], indent=1, default=str), file=sys.stderr)
-                return 1
-            results.append((label, elapsed, cpu, other, peak))
+        if "cluster" in runs:
+            cluster = StandaloneCluster(workers=2, cores=1).__enter__()
+        expected: Any = None
+        for repeat in range(args.repeat):
+            idle = cluster.pids() if cluster is not None else frozenset()
+            meter = Meter(exclude=idle)
+            table = capture.summarize(capture.decode_files(files))
+            best.setdefault("single", []).append(meter.stop())
+            peaks["single"] = _maxrss_mb()
+            expected = table if expected is None else expected
+            for run in runs:
+                label, master, datasource = RUNS[run]
+                conf = None
+                unused = idle  # the cluster's processes count only in its own run
+                if master == "cluster":
+                    assert cluster is not None
+                    master, conf = cluster.url, cluster.session_conf()
+                    unused = frozenset()
+                stages = args.stages and repeat == 0
+                measured, table, peak, report = _run_spark(
+                    master, files, warm_up, datasource, stages=stages, conf=conf, exclude=unused
+                )
+                if report:
+                    stage_reports.append((label, report))
+                if table != expected:
+                    print(f"{label}: summary differs from the single-process one", file=sys.stderr)
+                    print(json.dumps([table, expected], indent=1, default=str), file=sys.stderr)
+                    return 1
+                best.setdefault(run, []).append(measured)
+                peaks[run] = max(peaks.get(run, 0.0), peak)
+            print(f"repeat {repeat + 1} of {args.repeat} done", file=sys.stderr)
     finally:
+        if cluster is not None:
+            cluster.stop()
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -375,31 +596,48 @@ def main() -> int:
     for line in capture.format_summary(expected):
         print(line)
     print()
-    print(f"input: {size / MiB:.0f} MiB in {len(files)} files; "
-          f"largest conversation {largest / MiB:.2f} MiB")  # fmt: skip
-    print(f"{'run':<30} {'seconds':>8} {'MB/s':>7} {'vs single':>9} {'vs local[1]':>11} "
-          f"{'CPU s':>7} {'other CPU s':>11} {'peak RSS MiB':>13}")  # fmt: skip
-    base = results[1][1] if len(results) > 1 else results[0][1]
-    for label, elapsed, cpu, other, rss in results:
+    _print_table(size, len(files), largest, args.repeat, runs=runs, best=best, peaks=peaks)
+    for label, report in stage_reports:
+        print(f"{label}: Spark stages of the timed job (first repeat)")
+        for line in report:
+            print(line)
+    return 0
+
+
+def _print_table(size: int, files: int, largest: int, repeats: int, *, runs: list[str],
+                 best: dict[str, list[Measured]], peaks: dict[str, float]) -> None:  # fmt: skip
+    """The side-by-side table: each figure is its best (lowest) over the repeats."""
+    gb = size / 1e9
+    print(f"input: {size / MiB:.0f} MiB in {files} files; largest conversation "
+          f"{largest / MiB:.2f} MiB; best of {repeats} interleaved repeat(s)")  # fmt: skip
+    print(f"{'run':<34} {'seconds':>7} {'MB/s':>6} {'CPU s':>6} {'JVM':>6} {'Python':>6} "
+          f"{'CPU s/GB':>8} {'MB/s/core':>9} {'CPU vs single':>13} {'other CPU s':>11} "
+          f"{'peak RSS MiB':>12}")  # fmt: skip
+    single_cpu = min(m.cpu for m in best["single"])
+    for run in ["single", *runs]:
+        label = "single process" if run == "single" else RUNS[run][0]
+        measured = best[run]
+        seconds = min(m.seconds for m in measured)
+        cpu = min(m.cpu for m in measured)
+        jvm = min(m.jvm_cpu for m in measured)
+        python = min(m.python_cpu for m in measured)
+        other = min(m.other for m in measured)
         print(
-            f"{label:<30} {elapsed:8.1f} {size / 1e6 / elapsed:7.2f} {single / elapsed:8.2f}x "
-            f"{base / elapsed:10.2f}x {cpu:7.1f} {other:11.1f} {rss:13.0f}"
+            f"{label:<34} {seconds:7.1f} {size / 1e6 / seconds:6.2f} {cpu:6.1f} {jvm:6.1f} "
+            f"{python:6.1f} {cpu / gb:8.1f} {size / 1e6 / cpu:9.2f} {cpu / single_cpu:12.2f}x "
+            f"{other:11.1f} {peaks[run]:12.0f}"
         )
-    print("(CPU s: this process and all its descendants, the JVM and Python workers included)")
+    print("(CPU s: this process and every process below it: the JVMs (driver; on the cluster also "
+          "master, workers, executors) and the Python workers)")  # fmt: skip
+    print("(MB/s/core: MB of capture per CPU second, what one fully busy core decodes;")
+    print(" CPU vs single: CPU s of the run over the single process's, the job's CPU-efficiency)")
     print("(other CPU s: what every other process on the machine used meanwhile; a parallel run "
           "only gets the cores left over)")  # fmt: skip
     print("(peak RSS: this process for the single-process run, the largest Spark Python worker "
           "otherwise)")  # fmt: skip
-    load = os.getloadavg()
-    loads = " / ".join(f"{x:.1f}" for x in load)
+    loads = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{os.cpu_count()} CPUs; load average at the end {loads} (1/5/15 min); other work "
           "on the machine slows the parallel runs most")  # fmt: skip
-    for label, report in stage_reports:
-        if report:
-            print(f"{label}: Spark stages of the timed job")
-            for line in report:
-                print(line)
-    return 0
 
 
 if __name__ == "__main__":

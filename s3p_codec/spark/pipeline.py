@@ -7,13 +7,15 @@
     events.write.parquet("events.parquet")
     for line in format_summary(summarize(events)): print(line)
 
-1. every capture file is read in its own task (rotated sets in parallel) into its TCP segments
-   with their flow key (the rows of ``format("s3p_codec_segments")``);
-2. Spark shuffles the segments by a hash of the flow key into several partitions per core, so
+1. every capture file is read in its own task (rotated sets in parallel) into its TCP segments,
+   which leave the task packed per flow key: one *chunk row* per flow for each stretch of
+   the file (``chunks.file_chunks``), so that Spark handles a few rows per flow, not one per
+   segment;
+2. Spark shuffles the chunks by a hash of the flow key into several partitions per core, so
    one connection's segments meet in one task, whichever files they came from, and sorts each
    partition on its own by (flow key, file index, packet number);
 3. each flow goes through ``capture.decode_flow``, the single-process decoder's own code, one
-   flow at a time (``flows.decode_sorted``, one Python call per partition).
+   flow at a time (``flows.decode_chunks``, one Python call per partition).
 
 The result has the columns of ``capture.COLUMNS`` and equals ``capture.decode_files`` on the same
 files (row order aside). ``summarize`` computes ``capture.summarize``'s per-protocol table in
@@ -33,9 +35,10 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 
 from s3p_codec.capture import format_summary
+from s3p_codec.spark.chunks import chunk_ddl, file_chunks
 from s3p_codec.spark.datasource import SEGMENTS_FORMAT, expand_paths
-from s3p_codec.spark.flows import decode_sorted, spark_ddl
-from s3p_codec.spark.segments import FLOW_COLUMNS, file_segments, segment_ddl
+from s3p_codec.spark.flows import decode_chunks, spark_ddl
+from s3p_codec.spark.segments import FLOW_COLUMNS
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -62,11 +65,12 @@ while one large partition finishes."""
 
 
 def _files_in_tasks(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
-    """Stage one as ``decode`` runs it: one task per file, reading it with ``file_segments``.
+    """Stage one as ``decode`` runs it: one task per file, reading it with ``file_chunks``.
 
-    The same rows as ``read_segments``, but planned without the Python Data Source's
-    driver-side round trips (each starts a Python process to plan the read): the file list is
-    expanded here, once, and each task maps its file numbers to segment batches.
+    The segments of ``read_segments``, packed per flow (``chunks``), and planned without the
+    Python Data Source's driver-side round trips (each starts a Python process to plan the
+    read): the file list is expanded here, once, and each task maps its file numbers to chunk
+    batches.
     """
     names = expand_paths(paths)
     files = [(os.path.abspath(name), name) for name in names]
@@ -75,10 +79,10 @@ def _files_in_tasks(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 path, name = files[index]
-                yield from file_segments(path, index, name)
+                yield from file_chunks(path, index, name)
 
     tasks = max(1, len(files))
-    return spark.range(len(files), numPartitions=tasks).mapInArrow(read_files, segment_ddl())
+    return spark.range(len(files), numPartitions=tasks).mapInArrow(read_files, chunk_ddl())
 
 
 def shuffle_partitions(spark: SparkSession) -> int:
@@ -94,15 +98,15 @@ def decode(
 ) -> DataFrame:
     """Decoded events of the capture files (or globs) ``paths``, as a lazy DataFrame.
 
-    Every heavy step runs in parallel: one task per file reads segments, the shuffle spreads
-    flows by a hash of their key over ``shuffle_partitions`` partitions, each partition is
-    sorted on its own (``sortWithinPartitions``, never a global sort) and decoded by one Python
-    call (``mapInArrow``).
+    Every heavy step runs in parallel: one task per file reads segments (packed per flow into
+    chunk rows), the shuffle spreads flows by a hash of their key over ``shuffle_partitions``
+    partitions, each partition is sorted on its own (``sortWithinPartitions``, never a global
+    sort) and decoded by one Python call (``mapInArrow``).
     """
     ports = dict(decode_as or {})
 
     def decode_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return decode_sorted(batches, ports)
+        return decode_chunks(batches, ports)
 
     with warnings.catch_warnings():
         # pyspark warns that pandas 3 is "not yet fully supported"; no pandas is involved here.

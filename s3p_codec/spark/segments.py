@@ -26,6 +26,7 @@ __all__ = [
     "FLOW_COLUMNS",
     "SEGMENT_SCHEMA",
     "SEGMENT_FIELDS",
+    "file_error",
     "file_segments",
     "segment_ddl",
 ]
@@ -117,6 +118,16 @@ def _batch(
     )
 
 
+def file_error(exc: Exception, name: str) -> str:
+    """The message of an error row: the capture layer's words, or the OS's naming the file as
+    the caller did (``name``), whatever path this worker opened it by."""
+    if isinstance(exc, CaptureFileError):
+        return exc.message
+    if isinstance(exc, OSError) and exc.errno:
+        return str(type(exc)(exc.errno, exc.strerror, name))
+    return str(exc)
+
+
 def file_segments(
     path: str, file_index: int, name: str | None = None, *, batch_rows: int = BATCH_ROWS
 ) -> Iterator[pa.RecordBatch]:
@@ -135,14 +146,10 @@ def file_segments(
                 held = []
                 size = 0
         problem: Exception | None = None
-    except CaptureFileError as exc:
+    except (CaptureFileError, OSError) as exc:
         problem = exc
-        message = exc.message
-    except OSError as exc:
-        # Name the file as the caller did, whatever path this worker opened it by.
-        problem = exc
-        message = str(type(exc)(exc.errno, exc.strerror, label)) if exc.errno else str(exc)
     if problem is not None:
+        message = file_error(problem, label)
         yield _batch(held, (label, file_index, last, type(problem).__name__, message))
     elif held:
         yield _batch(held)
