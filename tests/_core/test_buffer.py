@@ -172,6 +172,20 @@ def test_a_frame_spanning_chunks_copies_only_the_unconsumed_tail() -> None:
     assert buf.position == len(wire)
 
 
+def test_a_big_frame_spanning_many_chunks_grows_a_bytearray() -> None:
+    buf = ReceiveBuffer()
+    wire = _frame(1, bytes(range(200)) * 50)
+    buf.feed(wire[:6000])
+    buf.feed(wire[6000:6100])  # the tail is longer than this chunk
+    data, start, end = buf.window()
+    assert isinstance(data, bytearray)
+    assert bytes(data[start:end]) == wire[:6100]
+    for at in range(6100, len(wire), 100):
+        buf.feed(wire[at : at + 100])
+    assert buf.take_frame(_FRAME, len(wire)) == ((1, len(wire) - _FRAME.size), wire[_FRAME.size :])
+    assert not buf
+
+
 def test_take_frame_rejects_a_length_over_the_limit_before_the_payload_arrives() -> None:
     buf = ReceiveBuffer()
     buf.feed(_FRAME.pack(7, 1000))
