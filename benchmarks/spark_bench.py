@@ -89,7 +89,8 @@ class Template:
 def load_templates(patterns: list[str]) -> list[Template]:
     """Every conversation of the sample captures, with its client side worked out."""
     templates = []
-    for path in capture.capture_order(p for pat in patterns for p in glob.glob(pat)):
+    files = (p for pat in patterns for p in glob.glob(pat) if os.path.isfile(p))
+    for path in capture.capture_order(files):
         flows: dict[Any, list[capture.Segment]] = {}
         try:
             for segment in capture.read_segments(path):
