@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from s3p_codec.capture import CaptureFileError, Segment, flow_key, read_segments
-from s3p_codec.spark.segments import FLOW_COLUMNS, file_error
+from s3p_codec.spark.segments import FLOW_COLUMNS, SEGMENT_SCHEMA, file_error
 
 __all__ = [
     "CHUNK_BYTES",
@@ -43,13 +43,8 @@ CHUNK_SEGMENTS = 65536
 
 CHUNK_SCHEMA = pa.schema(
     [
-        pa.field("flow_a_addr", pa.string()),
-        pa.field("flow_a_port", pa.int32()),
-        pa.field("flow_b_addr", pa.string()),
-        pa.field("flow_b_port", pa.int32()),
-        pa.field("file", pa.string()),
-        pa.field("file_index", pa.int32()),
-        pa.field("number", pa.int64()),
+        # Where the segments come from: the same columns, typed the same, as a segment row.
+        *(SEGMENT_SCHEMA.field(name) for name in (*FLOW_COLUMNS, "file", "file_index", "number")),
         pa.field("headers", pa.binary()),
         pa.field("payloads", pa.binary()),
         pa.field("error_type", pa.string()),
