@@ -71,6 +71,9 @@ def rows_to_batch(rows: Iterable[Row]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
+_BATCH_END = None  # marks the end of an input batch in a stream of pieces
+
+
 def decode_chunks(
     batches: Iterable[pa.RecordBatch], decode_as: Mapping[int, str], batch_rows: int = 4096
 ) -> Iterator[pa.RecordBatch]:
@@ -82,10 +85,12 @@ def decode_chunks(
     batch and one flow's segments. The binary columns are read one value at a time, never the
     whole batch's payloads at once.
     """
-    current: tuple[str, int, str, int] | None = None
-    flow: list[Segment] = []
-    errors: list[Row] = []
-    out: list[Row] = []
+    return _decode_runs(_chunk_pieces(batches), decode_as, batch_rows)
+
+
+def _chunk_pieces(
+    batches: Iterable[pa.RecordBatch],
+) -> Iterator[Row | tuple[tuple[object, ...], list[Segment]] | None]:
     for batch in batches:
         names = ("flow_a_addr", "flow_a_port", "flow_b_addr", "flow_b_port", "file",
                  "file_index", "error_type", "error")  # fmt: skip
@@ -96,18 +101,39 @@ def decode_chunks(
             zip(*small, strict=True)
         ):
             if message is not None:
-                errors.append(capture_error_row(str(file), str(kind), str(message)))
+                yield capture_error_row(str(file), str(kind), str(message))
                 continue
             key = (a_addr, a_port, b_addr, b_port)
+            yield key, unpack_chunk(key, file, index, headers[i].as_py(), payloads[i].as_py())
+        yield _BATCH_END
+
+
+def _decode_runs(
+    pieces: Iterable[Row | tuple[tuple[object, ...], list[Segment]] | None],
+    decode_as: Mapping[int, str],
+    batch_rows: int,
+) -> Iterator[pa.RecordBatch]:
+    """Decode a partition's flows as their key changes (pieces: error rows, ``(key, segments)``
+    of one flow in capture order, or ``_BATCH_END`` after each input batch); error rows last."""
+    current: tuple[object, ...] | None = None
+    flow: list[Segment] = []
+    errors: list[Row] = []
+    out: list[Row] = []
+    for piece in pieces:
+        if piece is _BATCH_END:
+            if len(out) >= batch_rows:
+                yield rows_to_batch(out)
+                out = []
+        elif isinstance(piece, tuple):
+            key, segments = piece
             if key != current:
                 if flow:
                     out += decode_flow(flow, decode_as)
                     flow = []
                 current = key
-            flow += unpack_chunk(key, file, index, headers[i].as_py(), payloads[i].as_py())
-        if len(out) >= batch_rows:
-            yield rows_to_batch(out)
-            out = []
+            flow += segments
+        else:
+            errors.append(piece)
     if flow:
         out += decode_flow(flow, decode_as)
     out += errors
@@ -125,10 +151,12 @@ def decode_sorted(
     soon as the key changes and forgotten, which keeps memory at one flow's segments. Compared
     with a grouped-map UDF this makes one Python call per partition instead of one per flow.
     """
-    current: tuple[object, ...] | None = None
-    flow: list[Segment] = []
-    errors: list[Row] = []
-    out: list[Row] = []
+    return _decode_runs(_segment_pieces(batches), decode_as, batch_rows)
+
+
+def _segment_pieces(
+    batches: Iterable[pa.RecordBatch],
+) -> Iterator[Row | tuple[tuple[object, ...], list[Segment]] | None]:
     for batch in batches:
         keys = zip(*(batch.column(name).to_pylist() for name in _FLOW_KEY), strict=True)
         fields = [batch.column(name).to_pylist() for name in SEGMENT_FIELDS]
@@ -137,22 +165,10 @@ def decode_sorted(
         for key, values, kind, message in zip(keys, zip(*fields, strict=True), kinds, messages,
                                               strict=True):  # fmt: skip
             if message is not None:
-                errors.append(capture_error_row(str(values[0]), str(kind), str(message)))
-                continue
-            if key != current:
-                if flow:
-                    out += decode_flow(flow, decode_as)
-                    flow = []
-                current = key
-            flow.append(Segment(*values))
-        if len(out) >= batch_rows:
-            yield rows_to_batch(out)
-            out = []
-    if flow:
-        out += decode_flow(flow, decode_as)
-    out += errors
-    if out:
-        yield rows_to_batch(out)
+                yield capture_error_row(str(values[0]), str(kind), str(message))
+            else:
+                yield key, [Segment(*values)]
+        yield _BATCH_END
 
 
 def decode_options(decode_as: Mapping[int, str] | None) -> str:
