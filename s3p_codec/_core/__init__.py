@@ -1,5 +1,5 @@
-"""Protocol-independent building blocks: buffer, errors, roles, lifecycle, resynchronisation, and
-the Connection and Observer protocols.
+"""Protocol-independent building blocks: buffer, errors, roles, lifecycle, state tables,
+resynchronisation, and the Connection and Observer protocols.
 
 Nothing here knows any protocol, and nothing here touches a socket, a clock or a thread.
 """
@@ -10,6 +10,7 @@ from s3p_codec._core.errors import LocalProtocolError, ProtocolError, RemoteProt
 from s3p_codec._core.lifecycle import ReplyAfterError, finished
 from s3p_codec._core.observe import Observed, ObservedError, ObservedGap, ObserverOutput
 from s3p_codec._core.resync import FrameSync
+from s3p_codec._core.transitions import IllegalTransition, StateEnum, Step, Transitions
 from s3p_codec._core.types import NEED_DATA, Direction, NeedData, Role
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "Direction",
     "FrameSync",
     "FrameTooLong",
+    "IllegalTransition",
     "LocalProtocolError",
     "NeedData",
     "Observed",
@@ -31,5 +33,8 @@ __all__ = [
     "RemoteProtocolError",
     "ReplyAfterError",
     "Role",
+    "StateEnum",
+    "Step",
+    "Transitions",
     "finished",
 ]

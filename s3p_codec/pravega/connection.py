@@ -26,7 +26,6 @@ sent, or one lower than an earlier acknowledgement of the same writer is ``INVAL
 
 from __future__ import annotations
 
-import enum
 import uuid
 from collections.abc import Iterator
 
@@ -66,20 +65,13 @@ from s3p_codec.pravega.events import (
     _Command,
 )
 from s3p_codec.pravega.limits import Limits
+from s3p_codec.pravega.state import TRANSITIONS, ConnectionState, Trigger
 from s3p_codec.pravega.wire import HEADER, HEADER_SIZE, decode_payload, encode
 
 __all__ = ["Connection", "ConnectionState", "Limits"]  # Limits lives in ``limits``: kept importable
 
 _BLOCK_FRAMES = (AppendBlock, AppendBlockEnd, PartialEvent, Padding, EventCommand)
 _CODES = {int(member): member for member in CommandType}
-
-
-class ConnectionState(enum.Enum):
-    """OPEN until the peer closes (CLOSED) or breaks the protocol (ERROR); both are final."""
-
-    OPEN = "open"
-    CLOSED = "closed"
-    ERROR = "error"
 
 
 def compatible(hello: Hello) -> bool:
@@ -117,7 +109,7 @@ class Connection:
         block_size = min(block_size, room - HEADER_SIZE)
         max_event = min(limits.max_event_size, room - HEADER_SIZE)
         self.strict_strings = strict_strings
-        self._state = ConnectionState.OPEN
+        self._state = TRANSITIONS.initial
         self._buffer = ReceiveBuffer()
         self._kind: CommandType | None = None  # a checked header whose payload is awaited
         self._eof = False
@@ -226,7 +218,7 @@ class Connection:
                 if event is NEED_DATA or event is not None:
                     return event
         except RemoteProtocolError as exc:
-            self._state = ConnectionState.ERROR
+            self._state = TRANSITIONS.next(self._state, Trigger.FATAL_ERROR)
             if self._role is Role.SERVER:
                 self._reply_gate.owe(exc.reply)
             raise
@@ -349,7 +341,7 @@ class Connection:
             raise RemoteProtocolError(
                 "the peer closed inside an append block", code=ErrorCode.BAD_FRAME
             )
-        self._state = ConnectionState.CLOSED
+        self._state = TRANSITIONS.next(self._state, Trigger.PEER_CLOSED)
         return NEED_DATA
 
     def _hello(self, hello: Hello) -> None:

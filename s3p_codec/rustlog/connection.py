@@ -9,7 +9,7 @@ States, as the spec draws them ("Connection Lifecycle")::
 ``TCP_CONNECTING`` belongs to the transport: a codec is made once the socket is up, so it
 starts in ``CONNECTED``. The diagram's arrow from ERROR back to CONNECTED contradicts the
 state's own definition ("connection terminated"); ERROR is final here, and recoverable errors
-never enter it. ``REQUEST_ACTIVE`` means "Processing request, response pending": at
+never enter it (every legal move is in ``rustlog.state.TRANSITIONS``). ``REQUEST_ACTIVE`` means "Processing request, response pending": at
 least one request has been sent (client) or received (server) and not yet answered. ``ERROR``
 ("Protocol violation, connection terminated") and ``CLOSED`` are final.
 
@@ -41,7 +41,6 @@ server may still answer requests it received before the end (the peer may have h
 
 from __future__ import annotations
 
-import enum
 from collections import deque
 from collections.abc import Iterator
 from typing import Final, NoReturn
@@ -68,6 +67,7 @@ from s3p_codec.rustlog.events import (
 )
 from s3p_codec.rustlog.json_backend import JsonBackend, backend
 from s3p_codec.rustlog.limits import LENGTH_FIELD_SIZE, Limits
+from s3p_codec.rustlog.state import TRANSITIONS, ConnectionState, State, Trigger
 from s3p_codec.rustlog.wire import HEADER, FrameDecoder, encode_frame, length_error
 
 __all__ = ["Connection", "ConnectionState", "State"]
@@ -77,25 +77,16 @@ _RESPONSES = frozenset(RESPONSE_TYPES)
 _RESPONSE_TO: dict[object, type[Response]] = dict(RESPONSE_TO.items())
 
 
-class ConnectionState(enum.Enum):
-    """The spec's connection states (``TCP_CONNECTING`` is the transport's business)."""
-
-    CONNECTED = "CONNECTED"
-    REQUEST_ACTIVE = "REQUEST_ACTIVE"
-    ERROR = "ERROR"
-    CLOSED = "CLOSED"
-
-
-State = ConnectionState
-"""The name this enum had before the five packages agreed on ``ConnectionState``."""
-
-
 # Module constants: reading an Enum member through its class costs about 0.1 µs in CPython 3.11,
 # as much as the rest of the bookkeeping of a frame.
-_CONNECTED: Final = ConnectionState.CONNECTED
-_REQUEST_ACTIVE: Final = ConnectionState.REQUEST_ACTIVE
 _ERROR: Final = ConnectionState.ERROR
 _CLOSED: Final = ConnectionState.CLOSED
+# Each trigger's moves (``state.TRANSITIONS``), looked up once per message.
+_ON_REQUEST_SENT: Final = TRANSITIONS.on(Trigger.REQUEST_SENT)
+_ON_REQUEST_RECEIVED: Final = TRANSITIONS.on(Trigger.REQUEST_RECEIVED)
+_ON_ALL_ANSWERED: Final = TRANSITIONS.on(Trigger.ALL_ANSWERED)
+_ON_PEER_CLOSED: Final = TRANSITIONS.on(Trigger.PEER_CLOSED)
+_ON_FATAL_ERROR: Final = TRANSITIONS.on(Trigger.FATAL_ERROR)
 _SERVER: Final = Role.SERVER
 _CLIENT: Final = Role.CLIENT
 
@@ -121,7 +112,7 @@ class Connection:
         self._json = backend(json)
         self._context = schema.Context(self._limits, self._json.exact_integers)
         self._buffer = ReceiveBuffer()
-        self._state = _CONNECTED
+        self._state = TRANSITIONS.initial
         # What may answer each unanswered request, oldest first (Error answers anything).
         self._awaiting: deque[type[Response]] = deque()
         # Frames decoded ahead (events, or the errors to raise), handed out one per call.
@@ -218,7 +209,7 @@ class Connection:
             )
         data = encode_frame(event, self._json, self._limits)
         self._awaiting.append(expected)
-        self._state = _REQUEST_ACTIVE
+        self._state = _ON_REQUEST_SENT[self._state]
         return data
 
     def _send_response(self, event: Event) -> bytes:
@@ -242,8 +233,8 @@ class Connection:
 
     def _answered(self) -> None:
         self._awaiting.popleft()
-        if not self._awaiting and self._state is _REQUEST_ACTIVE:
-            self._state = _CONNECTED
+        if not self._awaiting:
+            self._state = _ON_ALL_ANSWERED[self._state]
 
     # --- receiving --------------------------------------------------------------------------
 
@@ -300,16 +291,15 @@ class Connection:
             if expected is None:
                 return self._request_failed(item)  # type: ignore[arg-type]
             self._awaiting.append(expected)
-            if self._state is _CONNECTED:
-                self._state = _REQUEST_ACTIVE
+            self._state = _ON_REQUEST_RECEIVED[self._state]
             return item  # type: ignore[return-value]
         awaiting = self._awaiting
         if awaiting:
             cls = item.__class__
             if cls is awaiting[0] or cls is Error:
                 awaiting.popleft()  # inlined _answered
-                if not awaiting and self._state is _REQUEST_ACTIVE:
-                    self._state = _CONNECTED
+                if not awaiting:
+                    self._state = _ON_ALL_ANSWERED[self._state]
                 return item  # type: ignore[return-value]
         return self._response_failed(item)
 
@@ -387,7 +377,7 @@ class Connection:
                 )
                 self._fail(error, reply=False)  # nobody is left to read a reply
                 raise error
-            self._state = _CLOSED
+            self._state = _ON_PEER_CLOSED[self._state]
         return NEED_DATA
 
     def events(self) -> Iterator[Event]:
@@ -398,11 +388,10 @@ class Connection:
 
     def _request_received(self, expected: type[Response]) -> None:
         self._awaiting.append(expected)
-        if self._state is _CONNECTED:
-            self._state = _REQUEST_ACTIVE
+        self._state = _ON_REQUEST_RECEIVED[self._state]
 
     def _fail(self, exc: RemoteProtocolError, *, reply: bool) -> None:
-        self._state = _ERROR
+        self._state = _ON_FATAL_ERROR[self._state]
         self._error = exc
         self._awaiting.clear()
         self._ready.clear()

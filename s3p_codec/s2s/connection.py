@@ -56,6 +56,7 @@ from s3p_codec.s2s.events import (
     metered_bytes,
 )
 from s3p_codec.s2s.limits import Limits
+from s3p_codec.s2s.state import TRANSITIONS, ConnectionState, State, Trigger
 from s3p_codec.s2s.wire import RawFrame, decode_terminal, encode_frame, encode_terminal, read_frame
 
 __all__ = ["Connection", "ConnectionState", "Session", "State", "terminal_error"]
@@ -66,20 +67,6 @@ class Session(enum.Enum):
 
     APPEND = "append"
     READ = "read"
-
-
-class ConnectionState(enum.Enum):
-    """``OPEN`` carries frames; ``CLOSED`` is a clean end of the peer's body; ``TERMINATED``
-    follows a terminal frame either way; ``ERROR`` follows a fatal protocol error."""
-
-    OPEN = "open"
-    CLOSED = "closed"
-    TERMINATED = "terminated"
-    ERROR = "error"
-
-
-#: The name ``ConnectionState`` had before all five packages used the same one.
-State = ConnectionState
 
 
 def terminal_error(terminal: Terminal) -> SessionTerminated:
@@ -122,7 +109,7 @@ class Connection:
         self._limits = limits if limits is not None else Limits()
         self._buffer = ReceiveBuffer()
         self._codec = Codec(self._limits.max_zstd_window)
-        self._state = ConnectionState.OPEN
+        self._state = TRANSITIONS.initial
         self._eof = False
         self._our_terminal = False
         self._reply_gate = ReplyAfterError()  # the Terminal a server owes after a fatal error
@@ -278,7 +265,7 @@ class Connection:
                 self._last_frame_at = now
             return self._handle(frame)
         except SessionTerminated:
-            self._state = ConnectionState.TERMINATED
+            self._state = TRANSITIONS.next(self._state, Trigger.TERMINAL_RECEIVED)
             raise
         except RemoteProtocolError as exc:
             raise self._fail(exc) from None
@@ -315,7 +302,7 @@ class Connection:
             self._last_frame_at = now
             return
         if now - self._last_frame_at >= self._limits.heartbeat_timeout:
-            self._state = ConnectionState.ERROR
+            self._state = TRANSITIONS.next(self._state, Trigger.HEARTBEAT_TIMEOUT)
             raise RemoteProtocolError(
                 f"no frame for {now - self._last_frame_at:.1f} s "
                 f"(limit {self._limits.heartbeat_timeout:g} s)",
@@ -400,8 +387,7 @@ class Connection:
         data = encode_terminal(event, max_length=self._limits.max_frame_length)
         self._our_terminal = True
         self._reply_gate.pay(event)  # any Terminal answers the error (its wording is ours)
-        if self._state is ConnectionState.OPEN or self._state is ConnectionState.CLOSED:
-            self._state = ConnectionState.TERMINATED
+        self._state = TRANSITIONS.next(self._state, Trigger.TERMINAL_SENT)
         return data
 
     def _handle(self, frame: RawFrame) -> Event:
@@ -455,10 +441,10 @@ class Connection:
                 f"append session ended with {len(self._unacked)} unacknowledged inputs",
                 code=ErrorCode.INVALID,
             )
-        self._state = ConnectionState.CLOSED
+        self._state = TRANSITIONS.next(self._state, Trigger.PEER_CLOSED)
 
     def _fail(self, exc: RemoteProtocolError) -> RemoteProtocolError:
-        self._state = ConnectionState.ERROR
+        self._state = TRANSITIONS.next(self._state, Trigger.FATAL_ERROR)
         if self._role is Role.SERVER and isinstance(exc.code, ErrorCode) and not self._our_terminal:
             exc.reply = Terminal(
                 status=status_of(exc.code), code=exc.code.value, message=exc.message

@@ -27,7 +27,6 @@ raises ``RemoteProtocolError``; otherwise the state is CLOSED and ``next_event``
 
 from __future__ import annotations
 
-import enum
 from collections import deque
 from collections.abc import Iterator
 
@@ -53,6 +52,7 @@ from s3p_codec.s3p.events import (
     Trim,
 )
 from s3p_codec.s3p.limits import Limits
+from s3p_codec.s3p.state import TRANSITIONS, ConnectionState, Trigger
 from s3p_codec.s3p.replies import ReplyParser, encode_reply, validate_error, validate_reply
 from s3p_codec.s3p.version import Version, rules_for
 from s3p_codec.s3p.wire import Malformed, WireBuffer, is_text
@@ -60,17 +60,6 @@ from s3p_codec.s3p.wire import Malformed, WireBuffer, is_text
 __all__ = ["Connection", "ConnectionState"]
 
 _REQUEST_TYPES = (Create, Append, Read, Trim, Delete)
-
-
-class ConnectionState(enum.Enum):
-    """OPEN carries traffic; CLOSED and ERROR are final."""
-
-    OPEN = "open"
-    CLOSED = "closed"
-    """An Error reply was sent (server) or received (client), or the peer closed cleanly."""
-    ERROR = "error"
-    """The peer broke the protocol; a server may still send the error's reply, once (which
-    moves it to CLOSED)."""
 
 
 def remote_error(error: Malformed, role: Role) -> RemoteProtocolError:
@@ -81,6 +70,8 @@ def remote_error(error: Malformed, role: Role) -> RemoteProtocolError:
 
 
 _OPEN = ConnectionState.OPEN
+_ON_CLOSING_ERROR_SENT = TRANSITIONS.on(Trigger.CLOSING_ERROR_SENT)
+_ON_FATAL_ERROR = TRANSITIONS.on(Trigger.FATAL_ERROR)
 
 
 class Connection:
@@ -96,7 +87,7 @@ class Connection:
         self.rules = rules_for(version)
         self.version = Version(version)
         self.limits = Limits() if limits is None else limits
-        self._state = ConnectionState.OPEN
+        self._state = TRANSITIONS.initial
         self._buffer = WireBuffer()
         self._eof = False
         self._error: RemoteProtocolError | None = None
@@ -191,7 +182,7 @@ class Connection:
             # "After sending any Error reply, servers MUST close the connection immediately."
             gate.pay(event)
             self._ended = True
-            self._state = ConnectionState.CLOSED
+            self._state = _ON_CLOSING_ERROR_SENT[state]
             return encode_reply(event)
         if self._ended or not self._pending:
             raise LocalProtocolError(
@@ -206,7 +197,7 @@ class Connection:
             # "After sending any Error reply, servers MUST close the connection immediately."
             self._ended = True
             self._pending.clear()
-            self._state = ConnectionState.CLOSED
+            self._state = _ON_CLOSING_ERROR_SENT[state]
         return encode_reply(event)
 
     # -- receiving --------------------------------------------------------------------------
@@ -261,7 +252,9 @@ class Connection:
                             # The server closes after any Error; pipelined replies are lost.
                             pending.clear()
                             self._ended = True
-                            self._state = ConnectionState.CLOSED
+                            self._state = TRANSITIONS.next(
+                                self._state, Trigger.CLOSING_ERROR_RECEIVED
+                            )
                         return reply
                 elif len(buffer):
                     raise Malformed(ErrorCode.BAD_FORMAT, "a reply arrived with no pending request")
@@ -272,7 +265,7 @@ class Connection:
                     self._pending.append(request)
                     return request
         except Malformed as error:
-            self._state = ConnectionState.ERROR
+            self._state = _ON_FATAL_ERROR[self._state]
             self._error = remote_error(error, self._role)
             self._reply_gate.owe(self._error.reply)
             raise self._error from None
@@ -282,12 +275,12 @@ class Connection:
         if self._eof:
             busy = self._commands.in_command if self._commands else self._replies.in_reply  # type: ignore[union-attr]
             if busy:
-                self._state = ConnectionState.ERROR
+                self._state = _ON_FATAL_ERROR[self._state]
                 error = Malformed(ErrorCode.BAD_FORMAT, "the peer closed the connection mid-frame")
                 self._error = remote_error(error, self._role)
                 self._reply_gate.owe(self._error.reply)
                 raise self._error
-            self._state = ConnectionState.CLOSED
+            self._state = TRANSITIONS.next(self._state, Trigger.PEER_CLOSED)
         return NEED_DATA
 
     def events(self) -> Iterator[Event]:
