@@ -117,3 +117,122 @@ def test_the_checker_sees_a_forbidden_import(tmp_path: Path) -> None:
         fake.unlink()
     assert "time" in names
     assert "s3p_codec._core.buffer" in names
+
+
+# -- state changes go through each package's table (``<package>/state.py``) ---------------------
+
+
+def _table_names(tree: ast.Module) -> set[str]:
+    """Module constants bound to one trigger's moves: ``_ON_X = TRANSITIONS.on(Trigger.X)``."""
+    names: set[str] = set()
+    for node in tree.body:
+        value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+        if isinstance(value, ast.Call) and _is_table_method(value.func, "on"):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def _is_table_method(func: ast.expr, method: str) -> bool:
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == method
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "TRANSITIONS"
+    )
+
+
+def _is_table_lookup(value: ast.expr | None, steps: set[str]) -> bool:
+    """``TRANSITIONS.next(state, trigger)`` or ``_ON_X[state]`` (a ``Step`` of the table)."""
+    if isinstance(value, ast.Call):
+        return _is_table_method(value.func, "next")
+    if isinstance(value, ast.Subscript):
+        return isinstance(value.value, ast.Name) and value.value.id in steps
+    return False
+
+
+def _state_assignments(path: Path) -> Iterator[tuple[int, str, ast.expr | None, bool]]:
+    """(line, function, value, table lookup?) of every assignment to ``self._state``."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    steps = _table_names(tree)
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign | ast.AugAssign):
+                targets, value = [node.target], node.value
+            else:
+                continue
+            for target in targets:
+                for leaf in ast.walk(target):
+                    if (
+                        isinstance(leaf, ast.Attribute)
+                        and leaf.attr == "_state"
+                        and isinstance(leaf.value, ast.Name)
+                        and leaf.value.id == "self"
+                    ):
+                        lookup = isinstance(node, ast.Assign) and _is_table_lookup(value, steps)
+                        yield node.lineno, function.name, value, lookup
+
+
+STATEFUL = [p for p in SANS_IO if "self._state" in p.read_text()]
+
+
+def test_the_state_machines_are_found() -> None:
+    found = {p.relative_to(PACKAGE).parts[0] for p in STATEFUL}
+    assert set(PROTOCOLS) <= found
+
+
+@pytest.mark.parametrize("path", STATEFUL, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_state_change_goes_through_the_table(path: Path) -> None:
+    # Outside ``__init__`` a connection never names the state it moves to: it names what
+    # happened, and ``state.TRANSITIONS`` (one table per package) says where that leads.
+    bad = [
+        f"line {line} ({function}): self._state = {ast.unparse(value) if value else '?'}"
+        for line, function, value, lookup in _state_assignments(path)
+        if function != "__init__" and not lookup
+    ]
+    assert not bad, f"{path.name} sets a state without its table: {bad}"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_each_package_defines_its_states_in_state_py(protocol: str) -> None:
+    elsewhere = [
+        f"{path.relative_to(PACKAGE)}: class {node.name}"
+        for path in _sources(protocol)
+        if path.name != "state.py"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ClassDef)
+        and (node.name == "ConnectionState" or "StateEnum" in map(ast.unparse, node.bases))
+    ]
+    assert (PACKAGE / protocol / "state.py").is_file()
+    assert not elsewhere, f"states defined outside {protocol}/state.py: {elsewhere}"
+
+
+def test_the_state_checker_sees_a_bypass(tmp_path: Path) -> None:
+    # Guard against a checker that can never fail.
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "_ON_X = TRANSITIONS.on(Trigger.X)\n"
+        "class C:\n"
+        "    def __init__(self):\n"
+        "        self._state = ConnectionState.OPEN\n"
+        "    def ok(self):\n"
+        "        self._state = _ON_X[self._state]\n"
+        "        self._state = TRANSITIONS.next(self._state, Trigger.Y)\n"
+        "    def bad(self):\n"
+        "        self._state = ConnectionState.CLOSED\n"
+        "        self._state = _CLOSED\n"
+        "        self._state, other = _ON_X[self._state], 1\n"
+    )
+    found = [(function, lookup) for _, function, _, lookup in _state_assignments(probe)]
+    assert found == [
+        ("__init__", False),
+        ("ok", True),
+        ("ok", True),
+        ("bad", False),
+        ("bad", False),
+        ("bad", False),
+    ]

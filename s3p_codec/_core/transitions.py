@@ -82,7 +82,7 @@ class Transitions(Generic[S, T]):
         if missing:
             raise ValueError(f"{name}: states without a row: {missing}")
         for state, moves in table.items():
-            for trigger, target in moves.items():
+            for target in moves.values():
                 if type(state) is not states or type(target) is not states:
                     raise ValueError(f"{name}: {state!r} -> {target!r} leaves {states.__name__}")
         self.name = name

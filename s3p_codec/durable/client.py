@@ -40,7 +40,7 @@ from s3p_codec.durable.events import (
 from s3p_codec.durable.limits import Limits
 from s3p_codec.durable.requests import build_request
 from s3p_codec.durable.responses import parse_error, parse_response
-from s3p_codec.durable.state import ConnectionState
+from s3p_codec.durable.state import TRANSITIONS, ConnectionState, Trigger
 
 __all__ = ["ClientConnection", "ClientEvent"]
 
@@ -66,7 +66,7 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
         self._h11 = h11.Connection(
             h11.CLIENT, max_incomplete_event_size=self.limits.max_header_size
         )
-        self._state = ConnectionState.IDLE
+        self._state = TRANSITIONS.initial
         self._request: Request | None = None
         self._head: h11.Response | None = None
         self._body = bytearray()
@@ -127,10 +127,10 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
                 out += self._h11.send(h11.Data(data=body)) or b""
             out += self._h11.send(h11.EndOfMessage()) or b""
         except h11.LocalProtocolError as exc:
-            self._state = ConnectionState.ERROR
+            self._state = TRANSITIONS.next(self._state, Trigger.SEND_FAILED)
             raise LocalProtocolError(str(exc), code=ConnectionErrorCode.HTTP) from None
         self._request = event
-        self._state = ConnectionState.BUSY
+        self._state = TRANSITIONS.next(self._state, Trigger.REQUEST_SENT)
         self._head_start = self._consumed()
         return out
 
@@ -148,7 +148,7 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
         self._h11.send(h11.Request(method=method, target=target, headers=[(b"host", b"-")]))
         self._h11.send(h11.EndOfMessage())
         self._request = request
-        self._state = ConnectionState.BUSY
+        self._state = TRANSITIONS.next(self._state, Trigger.REQUEST_SENT)
         self._head_start = self._consumed()
 
     # -- receiving ------------------------------------------------------------------------
@@ -156,7 +156,7 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
     def _check_head(self) -> None:
         size = self._head_size()  # see ``H11Input``: measured however the bytes arrived
         if size > self.limits.max_header_size:
-            self._state = ConnectionState.ERROR
+            self._state = TRANSITIONS.next(self._state, Trigger.FATAL_ERROR)
             raise _fatal(
                 f"response head of {size} bytes is over the limit of {self.limits.max_header_size}"
             )
@@ -180,7 +180,7 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
             try:
                 event = self._next_h11_event()
             except h11.RemoteProtocolError as exc:
-                self._state = ConnectionState.ERROR
+                self._state = TRANSITIONS.next(self._state, Trigger.FATAL_ERROR)
                 raise _fatal(str(exc) or "malformed HTTP response") from None
             if event is h11.NEED_DATA or event is h11.PAUSED:
                 return NEED_DATA
@@ -195,17 +195,17 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
             elif isinstance(event, h11.EndOfMessage):
                 self._end()
             elif isinstance(event, h11.ConnectionClosed):
-                self._state = ConnectionState.CLOSED
+                self._state = TRANSITIONS.next(self._state, Trigger.PEER_CLOSED)
                 return NEED_DATA
         return self._queue.popleft()
 
     def _idle(self) -> NeedData:
         # No request is outstanding: nothing may arrive but the end of the connection.
         if self._pending_input():
-            self._state = ConnectionState.ERROR
+            self._state = TRANSITIONS.next(self._state, Trigger.FATAL_ERROR)
             raise _fatal("the server sent bytes that answer no request")
         if self._eof:
-            self._state = ConnectionState.CLOSED
+            self._state = TRANSITIONS.next(self._state, Trigger.PEER_CLOSED)
         return NEED_DATA
 
     def events(self) -> Iterator[ClientEvent]:
@@ -234,12 +234,12 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
             )
             encoding = raw.get(H.STREAM_SSE_DATA_ENCODING, b"")
             self._sse_base64 = encoding.strip().lower() == b"base64"
-            self._state = ConnectionState.STREAMING
+            self._state = TRANSITIONS.next(self._state, Trigger.SSE_STARTED)
             self._queue.append(SSEStart(base64=self._sse_base64))
             return
         for name, value in head.headers:
             if name == b"content-length" and int(value) > self.limits.max_body_size:
-                self._state = ConnectionState.ERROR
+                self._state = TRANSITIONS.next(self._state, Trigger.FATAL_ERROR)
                 raise _fatal(f"response body larger than {self.limits.max_body_size} bytes")
 
     def _data(self, data: bytes) -> None:
@@ -253,12 +253,12 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
                         self._queue.append(sse.decode_control(raw))
                     # Other event types are extensions: ignored.
             except RemoteProtocolError:
-                self._state = ConnectionState.ERROR
+                self._state = TRANSITIONS.next(self._state, Trigger.FATAL_ERROR)
                 raise
             return
         self._body += data
         if len(self._body) > self.limits.max_body_size:
-            self._state = ConnectionState.ERROR
+            self._state = TRANSITIONS.next(self._state, Trigger.FATAL_ERROR)
             raise _fatal(f"response body larger than {self.limits.max_body_size} bytes")
 
     def _end(self) -> None:
@@ -274,9 +274,9 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
         self._body = bytearray()
         if self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE:
             self._h11.start_next_cycle()
-            self._state = ConnectionState.IDLE
+            self._state = TRANSITIONS.next(self._state, Trigger.EXCHANGE_DONE)
         else:
-            self._state = ConnectionState.CLOSED
+            self._state = TRANSITIONS.next(self._state, Trigger.LAST_EXCHANGE_DONE)
         if streaming:
             self._queue.append(SSEEnd())
             if truncated:

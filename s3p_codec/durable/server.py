@@ -38,7 +38,7 @@ from s3p_codec.durable.limits import Limits
 from s3p_codec.durable.offsets import is_sentinel, offset_error
 from s3p_codec.durable.requests import parse_request
 from s3p_codec.durable.responses import build_response
-from s3p_codec.durable.state import ConnectionState
+from s3p_codec.durable.state import TRANSITIONS, ConnectionState, Trigger
 
 __all__ = ["ConnectionState", "ServerConnection"]
 
@@ -61,7 +61,7 @@ class ServerConnection(Connection, H11Input, role=Role.SERVER):
         self._h11 = h11.Connection(
             h11.SERVER, max_incomplete_event_size=self.limits.max_header_size
         )
-        self._state = ConnectionState.IDLE
+        self._state = TRANSITIONS.initial
         self._head: h11.Request | None = None
         self._body = bytearray()
         self._request: Request | None = None  # answered by the next send
@@ -126,7 +126,7 @@ class ServerConnection(Connection, H11Input, role=Role.SERVER):
             try:
                 event = self._next_h11_event()
             except h11.RemoteProtocolError as exc:
-                self._state = ConnectionState.ERROR
+                self._state = TRANSITIONS.next(self._state, Trigger.FATAL_ERROR)
                 error = _fatal(str(exc) or "malformed HTTP request", exc.error_status_hint)
                 # A reply is owed unless a response is already under way.
                 answerable = self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE)
@@ -143,7 +143,7 @@ class ServerConnection(Connection, H11Input, role=Role.SERVER):
             elif isinstance(event, h11.EndOfMessage):
                 return self._complete()
             elif isinstance(event, h11.ConnectionClosed):
-                self._state = ConnectionState.CLOSED
+                self._state = TRANSITIONS.next(self._state, Trigger.PEER_CLOSED)
                 return NEED_DATA
 
     def events(self) -> Iterator[Request]:
@@ -173,7 +173,7 @@ class ServerConnection(Connection, H11Input, role=Role.SERVER):
             )
         self._head = head
         self._body = bytearray()
-        self._state = ConnectionState.BUSY
+        self._state = TRANSITIONS.next(self._state, Trigger.REQUEST_RECEIVED)
         for name, value in head.headers:
             if name == b"content-length" and int(value) > self.limits.max_body_size:
                 self._fail_too_large()
@@ -188,7 +188,7 @@ class ServerConnection(Connection, H11Input, role=Role.SERVER):
 
     def _fail(self, message: str, status: int) -> NoReturn:
         """A fatal error whose reply is still to be sent (then the connection closes)."""
-        self._state = ConnectionState.ERROR
+        self._state = TRANSITIONS.next(self._state, Trigger.FATAL_ERROR)
         error = _fatal(message, status)
         self._reply_gate.owe(error.reply)
         raise error
@@ -238,13 +238,13 @@ class ServerConnection(Connection, H11Input, role=Role.SERVER):
             out = self._h11.send(head) or b""
             if isinstance(event, SSEStart):
                 self._sse_base64 = event.base64
-                self._state = ConnectionState.STREAMING
+                self._state = TRANSITIONS.next(self._state, Trigger.SSE_STARTED)
                 return out
             if body:
                 out += self._h11.send(h11.Data(data=body)) or b""
             out += self._h11.send(h11.EndOfMessage()) or b""
         except h11.LocalProtocolError as exc:
-            self._state = ConnectionState.ERROR
+            self._state = TRANSITIONS.next(self._state, Trigger.SEND_FAILED)
             self._reply_gate.forgive()
             raise LocalProtocolError(str(exc), code=ConnectionErrorCode.HTTP) from None
         self._finish_cycle(paid=self._reply_gate.pay(event))
@@ -290,6 +290,6 @@ class ServerConnection(Connection, H11Input, role=Role.SERVER):
             return
         if self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE:
             self._h11.start_next_cycle()
-            self._state = ConnectionState.IDLE
+            self._state = TRANSITIONS.next(self._state, Trigger.EXCHANGE_DONE)
         else:
-            self._state = ConnectionState.CLOSED
+            self._state = TRANSITIONS.next(self._state, Trigger.LAST_EXCHANGE_DONE)

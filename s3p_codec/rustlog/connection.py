@@ -9,9 +9,10 @@ States, as the spec draws them ("Connection Lifecycle")::
 ``TCP_CONNECTING`` belongs to the transport: a codec is made once the socket is up, so it
 starts in ``CONNECTED``. The diagram's arrow from ERROR back to CONNECTED contradicts the
 state's own definition ("connection terminated"); ERROR is final here, and recoverable errors
-never enter it (every legal move is in ``rustlog.state.TRANSITIONS``). ``REQUEST_ACTIVE`` means "Processing request, response pending": at
+never enter it. ``REQUEST_ACTIVE`` means "Processing request, response pending": at
 least one request has been sent (client) or received (server) and not yet answered. ``ERROR``
-("Protocol violation, connection terminated") and ``CLOSED`` are final.
+("Protocol violation, connection terminated") and ``CLOSED`` are final. Every legal move is in
+one table, ``rustlog.state.TRANSITIONS``.
 
 The protocol has no request ids: a response answers the oldest unanswered request, and its
 type must be that request's type + 0x80, or ``Error`` (0xFF), which answers anything.

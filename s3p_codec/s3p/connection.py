@@ -52,8 +52,8 @@ from s3p_codec.s3p.events import (
     Trim,
 )
 from s3p_codec.s3p.limits import Limits
-from s3p_codec.s3p.state import TRANSITIONS, ConnectionState, Trigger
 from s3p_codec.s3p.replies import ReplyParser, encode_reply, validate_error, validate_reply
+from s3p_codec.s3p.state import TRANSITIONS, ConnectionState, Trigger
 from s3p_codec.s3p.version import Version, rules_for
 from s3p_codec.s3p.wire import Malformed, WireBuffer, is_text
 
