@@ -5,7 +5,7 @@ Nothing here knows any protocol, and nothing here touches a socket, a clock or a
 """
 
 from s3p_codec._core.buffer import BufferOverflow, FrameTooLong, ReceiveBuffer
-from s3p_codec._core.connection import Connection, Observer
+from s3p_codec._core.connection import Connection, Observer, drain
 from s3p_codec._core.errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from s3p_codec._core.lifecycle import ReplyAfterError, finished
 from s3p_codec._core.observe import Observed, ObservedError, ObservedGap, ObserverOutput
@@ -36,5 +36,6 @@ __all__ = [
     "StateEnum",
     "Step",
     "Transitions",
+    "drain",
     "finished",
 ]

@@ -7,12 +7,12 @@ against a concrete codec: a fix in a protocol never touches a driver.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import ClassVar, Protocol, TypeVar, runtime_checkable
 
-from s3p_codec._core.types import Direction, NeedData, Role
+from s3p_codec._core.types import NEED_DATA, Direction, NeedData, Role
 
-__all__ = ["Connection", "Observer"]
+__all__ = ["Connection", "Observer", "drain"]
 
 SendT_contra = TypeVar("SendT_contra", contravariant=True)
 EventT_co = TypeVar("EventT_co", covariant=True)
@@ -58,6 +58,18 @@ class Connection(Protocol[SendT_contra, EventT_co]):
     def events(self) -> Iterator[EventT_co]:
         """Every event that the buffered bytes complete, until ``NEED_DATA``."""
         ...
+
+
+EventT = TypeVar("EventT")
+
+
+def drain(next_event: Callable[[], EventT | NeedData]) -> Iterator[EventT]:
+    """Every event ``next_event`` gives until ``NEED_DATA``: the ``events`` of every codec.
+
+    The bound method is looked up once, not per event (it runs per message).
+    """
+    while (event := next_event()) is not NEED_DATA:
+        yield event
 
 
 ObservedT_co = TypeVar("ObservedT_co", covariant=True)

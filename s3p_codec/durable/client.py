@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 import h11
 
+from s3p_codec._core.connection import drain
 from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
 from s3p_codec._core.h11input import H11Input
 from s3p_codec._core.lifecycle import ReplyAfterError, finished
@@ -210,11 +211,7 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
 
     def events(self) -> Iterator[ClientEvent]:
         """Every event the buffered bytes complete, until ``NEED_DATA``."""
-        while True:
-            event = self.next_event()
-            if event is NEED_DATA:
-                return
-            yield event
+        return drain(self.next_event)
 
     def _begin(self, head: h11.Response) -> None:
         self._head = head

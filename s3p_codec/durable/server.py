@@ -17,6 +17,7 @@ from typing import NoReturn
 
 import h11
 
+from s3p_codec._core.connection import drain
 from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
 from s3p_codec._core.h11input import H11Input
 from s3p_codec._core.lifecycle import ReplyAfterError, finished
@@ -148,11 +149,7 @@ class ServerConnection(Connection, H11Input, role=Role.SERVER):
 
     def events(self) -> Iterator[Request]:
         """Every request the buffered bytes complete, until ``NEED_DATA``."""
-        while True:
-            event = self.next_event()
-            if event is NEED_DATA:
-                return
-            yield event
+        return drain(self.next_event)
 
     def _begin(self, head: h11.Request) -> None:
         head_size = self._head_size()  # see ``H11Input``: measured however the bytes arrived

@@ -22,6 +22,8 @@ Client side, acknowledgements are checked against what this connection sent (wri
 connection, and a segment store acknowledges cumulatively): an ``AppendSetup`` or
 ``DataAppended`` for a writer never set up here, a ``DataAppended`` for an event number never
 sent, or one lower than an earlier acknowledgement of the same writer is ``INVALID_APPEND``.
+
+Every legal state change is in one table, ``pravega.state.TRANSITIONS``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from s3p_codec._core import (
     RemoteProtocolError,
     ReplyAfterError,
     Role,
+    drain,
     finished,
 )
 from s3p_codec.pravega.appends import DEFAULT_BLOCK_SIZE, BlockReader, BlockWriter
@@ -225,11 +228,7 @@ class Connection:
 
     def events(self) -> Iterator[PravegaEvent]:
         """Every event the buffered bytes complete, until ``NEED_DATA``."""
-        while True:
-            event = self.next_event()
-            if event is NEED_DATA:
-                return
-            yield event
+        return drain(self.next_event)
 
     # -- parsing ------------------------------------------------------------------------------
 

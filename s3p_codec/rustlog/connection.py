@@ -55,6 +55,7 @@ from s3p_codec._core import (
     RemoteProtocolError,
     ReplyAfterError,
     Role,
+    drain,
     finished,
 )
 from s3p_codec.rustlog import schema
@@ -383,9 +384,7 @@ class Connection:
 
     def events(self) -> Iterator[Event]:
         """Every event that the buffered bytes complete, until ``NEED_DATA``."""
-        next_event = self.next_event
-        while (event := next_event()) is not NEED_DATA:
-            yield event
+        return drain(self.next_event)
 
     def _request_received(self, expected: type[Response]) -> None:
         self._awaiting.append(expected)

@@ -17,7 +17,8 @@ should be sent or expected": a received terminal frame raises ``SessionTerminate
 connection is final; a sent one makes later ``send`` calls fail. A draining server sets the
 "reconnect advised" flag (``advise_reconnect()``); the client reports it once as
 ``ReconnectAdvised``. "A normal end of session has no terminal frame: the HTTP body just ends";
-leftover bytes of an incomplete frame at that point are an error.
+leftover bytes of an incomplete frame at that point are an error. Every legal state change is
+in one table, ``s2s.state.TRANSITIONS``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from s3p_codec._core import (
     RemoteProtocolError,
     ReplyAfterError,
     Role,
+    drain,
     finished,
 )
 from s3p_codec.s2s import proto
@@ -272,11 +274,7 @@ class Connection:
 
     def events(self) -> Iterator[Event]:
         """Every event the buffered bytes complete, until ``NEED_DATA``."""
-        while True:
-            event = self.next_event()
-            if event is NEED_DATA:
-                return
-            yield event
+        return drain(self.next_event)
 
     # -- heartbeat clock -----------------------------------------------------------------------
 

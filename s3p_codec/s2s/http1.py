@@ -30,6 +30,7 @@ from s3p_codec._core import (
     RemoteProtocolError,
     ReplyAfterError,
     Role,
+    drain,
     finished,
 )
 from s3p_codec._core.h11input import H11Input
@@ -171,11 +172,7 @@ class Http1Connection(H11Input):
 
     def events(self) -> Iterator[Http1Event]:
         """Every event the buffered bytes complete, until ``NEED_DATA``."""
-        while True:
-            event = self.next_event()
-            if event is NEED_DATA:
-                return
-            yield event
+        return drain(self.next_event)
 
     # -- client ------------------------------------------------------------------------------------
 

@@ -22,7 +22,8 @@ codec raises for malformed bytes (``ERR_BAD_FORMAT``, ``ERR_LIMITS``) stay fatal
 End of stream (``receive_data(b"")``): complete events still come out; a partial frame left then
 raises ``RemoteProtocolError``; otherwise the state is CLOSED and ``next_event`` returns
 ``NEED_DATA`` for ever. A server may still send the replies it owes for requests already read
-(the client may half-close after pipelining).
+(the client may half-close after pipelining). Every legal state change is in one table,
+``s3p.state.TRANSITIONS``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from s3p_codec._core import (
     RemoteProtocolError,
     ReplyAfterError,
     Role,
+    drain,
     finished,
 )
 from s3p_codec.s3p.commands import CommandParser, encode_request
@@ -285,10 +287,6 @@ class Connection:
 
     def events(self) -> Iterator[Event]:
         """Every event the buffered bytes complete, until ``NEED_DATA``."""
-        while True:
-            event = self.next_event()
-            if event is NEED_DATA:
-                return
-            yield event
+        return drain(self.next_event)
 
     __iter__ = events
