@@ -4,6 +4,7 @@ string or number written at the raise (a typo there would pass unnoticed)."""
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,17 @@ def _bare_codes(tree: ast.AST) -> list[int]:
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_error_code_is_a_bare_literal(path: Path) -> None:
     assert _bare_codes(ast.parse(path.read_text(encoding="utf-8"))) == []
+
+
+@pytest.mark.parametrize("name", ["s3p", "rustlog", "s2s", "pravega", "durable"])
+def test_every_package_defines_its_error_codes_beside_its_events(name: str) -> None:
+    package = importlib.import_module(f"s3p_codec.{name}")
+    assert package.ErrorCode.__module__ == f"s3p_codec.{name}.events"
+
+
+def test_old_import_paths_give_the_same_objects() -> None:
+    from s3p_codec.s2s import errors, events, observe_h2, observer_h2
+
+    assert errors.ErrorCode is events.ErrorCode
+    assert observe_h2.Http2Observer is observer_h2.Http2Observer
+    assert observe_h2.Http2ErrorCode is observer_h2.Http2ErrorCode
