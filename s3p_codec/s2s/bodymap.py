@@ -23,6 +23,7 @@ __all__ = ["MAX_ERROR_BODY", "BodyFrames", "BodyMap", "ObserverEvent", "Output",
 #: The events an S2S ``Observer`` yields: HTTP heads, error responses and session frames.
 ObserverEvent = SessionRequest | SessionResponse | ErrorResponse | Event
 Output = ObserverOutput[ObserverEvent]
+"""What an S2S Observer returns: one decoded item with its direction and byte offsets."""
 
 MAX_ERROR_BODY = 64 * 1024
 """Bytes of a refused session's JSON body kept (the rest is cut off)."""
