@@ -37,8 +37,9 @@ class H11Input:
     ``_start_input()`` in their constructor and read events with ``_next_h11_event()``."""
 
     _h11: h11.Connection
-    _eof_code: str | int = "eof"
-    """The ``code`` of the error for bytes received after the end (each protocol's own)."""
+    _eof_code: str | int
+    """The ``code`` of the error for bytes received after the end: each protocol sets a member
+    of its own error code enum."""
 
     def _start_input(self) -> None:
         self._eof = False

@@ -55,6 +55,7 @@ from s3p_codec.durable.observer import Observer
 from s3p_codec.durable.producer import ProducerDecision, ProducerOutcome, ProducerState
 from s3p_codec.durable.reader import ReadPhase, StreamReader
 from s3p_codec.durable.server import ServerConnection
+from s3p_codec.durable.spans import EventSpans
 from s3p_codec.durable.state import ConnectionState
 
 __all__ = [
@@ -74,6 +75,7 @@ __all__ = [
     "ErrorCode",
     "ErrorResponse",
     "Event",
+    "EventSpans",
     "Head",
     "Limits",
     "LiveMode",

@@ -41,6 +41,7 @@ from s3p_codec.durable.events import (
 from s3p_codec.durable.limits import Limits
 from s3p_codec.durable.requests import build_request
 from s3p_codec.durable.responses import parse_error, parse_response
+from s3p_codec.durable.spans import EventSpans
 from s3p_codec.durable.state import TRANSITIONS, ConnectionState, Trigger
 
 __all__ = ["ClientConnection", "ClientEvent"]
@@ -56,14 +57,23 @@ def _fatal(message: str) -> RemoteProtocolError:
 class ClientConnection(Connection, H11Input, role=Role.CLIENT):
     """One client-side HTTP/1.1 connection speaking Durable Streams.
 
-    ``host`` is the ``Host`` header value (``"127.0.0.1:4437"``).
+    ``host`` is the ``Host`` header value (``"127.0.0.1:4437"``). ``spans``, for a reader that
+    reports where each event lies in the server's bytes (a capture's ``Observer``), records the
+    stream range of every event (see ``durable.spans``); without it nothing is measured.
     """
 
     _eof_code = ConnectionErrorCode.EOF
 
-    def __init__(self, limits: Limits | None = None, *, host: str = "localhost") -> None:
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        host: str = "localhost",
+        spans: EventSpans | None = None,
+    ) -> None:
         self.limits = limits or Limits()
         self.host = host
+        self._spans = spans
         self._h11 = h11.Connection(
             h11.CLIENT, max_incomplete_event_size=self.limits.max_header_size
         )
@@ -213,7 +223,27 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
         """Every event the buffered bytes complete, until ``NEED_DATA``."""
         return drain(self.next_event)
 
+    # The hooks below handle one h11 event each; with ``spans`` they run measured.
+
     def _begin(self, head: h11.Response) -> None:
+        if self._spans is None:
+            self._begin_response(head)
+        else:
+            self._spans.head(self._consumed(), self._queue, lambda: self._begin_response(head))
+
+    def _data(self, data: bytes) -> None:
+        if self._spans is None:
+            self._body_data(data)
+        else:
+            self._spans.data(self._consumed(), data, self._queue, self._body_data)
+
+    def _end(self) -> None:
+        if self._spans is None:
+            self._end_response()
+        else:
+            self._spans.end(self._consumed(), self._queue, self._end_response)
+
+    def _begin_response(self, head: h11.Response) -> None:
         self._head = head
         self._body = bytearray()
         request = self._request
@@ -239,7 +269,7 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
                 self._state = TRANSITIONS.next(self._state, Trigger.FATAL_ERROR)
                 raise _fatal(f"response body larger than {self.limits.max_body_size} bytes")
 
-    def _data(self, data: bytes) -> None:
+    def _body_data(self, data: bytes) -> None:
         if self._sse is not None:
             try:
                 found = self._sse.feed(data)
@@ -258,7 +288,7 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
             self._state = TRANSITIONS.next(self._state, Trigger.FATAL_ERROR)
             raise _fatal(f"response body larger than {self.limits.max_body_size} bytes")
 
-    def _end(self) -> None:
+    def _end_response(self) -> None:
         head, request = self._head, self._request
         assert head is not None
         parser = self._sse

@@ -11,29 +11,21 @@ rule yields an ``ObservedError`` and decoding continues.
 Offsets are exact positions in the direction's byte stream, the same whatever the chunking of
 the ``observe`` calls. h11 reports no positions, so they are measured: the first byte h11 has
 not consumed sits at ``bytes fed - len(trailing_data[0])``, read once per h11 event. A request
-or a buffered response spans its whole message, head to end of body. A streaming (SSE) response
-is cut in pieces: ``SSEStart`` spans the head; each ``SSEData``/``SSEControl`` spans from the
-first body byte after the previous event to the line end that dispatched it (a chunked body's
-framing bytes in between included; with CRLF line ends the final LF opens the next range);
-``SSEEnd`` spans what is left up to the end of the message, which is empty (``start == end``)
-when a body that ends with the connection has no bytes after its last event. Each h11 ``Data``
-event's bytes are the last ones h11 consumed, which locates them on the wire under chunked
-transfer encoding too. An ``ObservedError`` starts at the message (for a streaming response,
-the SSE event) it breaks.
+spans its whole message, head to end of body (``ServerConnection.message_start``); a response's
+events are measured by the client connection (``ClientConnection(spans=EventSpans())``, the
+rules in ``durable.spans``). An ``ObservedError`` starts at the message (for a streaming
+response, the SSE event) it breaks.
 """
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Sequence
 from typing import ClassVar
 
-import h11
-
 from s3p_codec._core.errors import ProtocolError, RemoteProtocolError
 from s3p_codec._core.observe import Observed, ObservedError, ObservedGap, ObserverOutput
-from s3p_codec._core.types import NEED_DATA, Direction, NeedData
+from s3p_codec._core.types import NEED_DATA, Direction
 from s3p_codec.durable.client import ClientConnection, ClientEvent
 from s3p_codec.durable.events import (
     Append,
@@ -48,13 +40,12 @@ from s3p_codec.durable.events import (
 )
 from s3p_codec.durable.limits import Limits
 from s3p_codec.durable.server import ServerConnection
+from s3p_codec.durable.spans import EventSpans
 from s3p_codec.durable.state import ConnectionState
 
 __all__ = ["Observer"]
 
 ObservedEvent = Request | ClientEvent
-
-_LINE_END = re.compile(rb"[\r\n]")
 
 _METHOD: dict[type, bytes] = {
     Create: b"PUT",
@@ -66,97 +57,6 @@ _METHOD: dict[type, bytes] = {
 }
 
 
-class _MeasuredClient(ClientConnection):
-    """A ``ClientConnection`` that records the stream range of every event it queues.
-
-    ``spans`` runs in step with ``_queue``: ``next_event`` only ever hands out queued events,
-    so the observer pops one span per event.
-    """
-
-    def __init__(self, limits: Limits) -> None:
-        super().__init__(limits)
-        self.spans: deque[tuple[int, int]] = deque()
-        self.failure_start: int | None = None  # where the unit a raised error breaks starts
-        self._message_start = 0  # the end of the previous message
-        self._last_end = 0  # the consumed offset after the last h11 event handled
-        self._unit_start: int | None = None  # first body byte not yet in an SSE event
-
-    def consumed(self) -> int:
-        """Stream offset of the first byte h11 has not consumed (one copy of its buffer)."""
-        return self._consumed()
-
-    def next_event(self) -> ClientEvent | NeedData:
-        self.failure_start = None
-        return super().next_event()
-
-    def error_start(self) -> int:
-        """Where the unit the error just raised breaks begins: its message, or its SSE event."""
-        if self.failure_start is not None:
-            return self.failure_start
-        if self._sse is not None:  # h11 broke the framing of a streaming body
-            return self._unit_start if self._unit_start is not None else self._last_end
-        return self._message_start
-
-    def _record(self, before: int, start: int, end: int) -> None:
-        for _ in range(len(self._queue) - before):
-            self.spans.append((start, end))
-
-    def _begin(self, head: h11.Response) -> None:
-        end = self.consumed()
-        self._last_end = end
-        self._unit_start = None
-        self.failure_start = self._message_start
-        before = len(self._queue)
-        super()._begin(head)
-        self._record(before, self._message_start, end)
-        self.failure_start = None
-
-    def _data(self, data: bytes) -> None:
-        end = self.consumed()
-        self._last_end = end
-        if self._sse is None:
-            self.failure_start = self._message_start
-            super()._data(data)
-            self.failure_start = None
-            return
-        # Feed the SSE parser one line at a time, so that each event ends exactly after the
-        # line end that dispatched it. The Data bytes are the last ones h11 consumed.
-        base = end - len(data)
-        at = 0
-        for found in _LINE_END.finditer(data):
-            self._sse_piece(data[at : found.end()], base + at, base + found.end())
-            at = found.end()
-        if at < len(data):
-            self._sse_piece(data[at:], base + at, end)
-
-    def _sse_piece(self, piece: bytes, start: int, end: int) -> None:
-        if self._unit_start is None:
-            self._unit_start = start
-        self.failure_start = self._unit_start
-        before = len(self._queue)
-        super()._data(piece)
-        self.failure_start = None
-        if len(self._queue) > before:
-            self._record(before, self._unit_start, end)
-            self._unit_start = None
-
-    def _end(self) -> None:
-        end = self.consumed()
-        if self._sse is None:  # a buffered response: the whole message
-            start = self._message_start
-        else:
-            start = self._unit_start if self._unit_start is not None else self._last_end
-        self._message_start = self._last_end = end
-        self._unit_start = None
-        self.failure_start = start
-        before = len(self._queue)
-        try:
-            super()._end()
-        finally:
-            self._record(before, start, end)
-        self.failure_start = None
-
-
 class Observer:
     """Passive decoder of one HTTP connection carrying Durable Streams."""
 
@@ -166,7 +66,8 @@ class Observer:
     def __init__(self, limits: Limits | None = None) -> None:
         self.limits = limits or Limits()
         self._requests = ServerConnection(self.limits)
-        self._responses = _MeasuredClient(self.limits)
+        self._spans = EventSpans()
+        self._responses = ClientConnection(self.limits, spans=self._spans)
         self._fed = {Direction.CLIENT_TO_SERVER: 0, Direction.SERVER_TO_CLIENT: 0}
         self._dead = {Direction.CLIENT_TO_SERVER: False, Direction.SERVER_TO_CLIENT: False}
         self._pending: deque[tuple[Request | None, bytes, bytes, int]] = deque()
@@ -282,7 +183,7 @@ class Observer:
                 try:
                     event = conn.next_event()
                 except RemoteProtocolError as exc:
-                    start = conn.error_start()
+                    start = self._spans.error_start(exc)
                     out.append(ObservedError(direction, exc, start, resynchronized=not exc.fatal))
                     if exc.fatal:
                         self._dead[direction] = True
@@ -292,7 +193,7 @@ class Observer:
                 if event is NEED_DATA:
                     break
                 progressed = True
-                start, end = conn.spans.popleft()
+                start, end = self._spans.pop()
                 out.append(Observed(direction, event, start, end, self._pair))
             if conn.state is ConnectionState.CLOSED:
                 self._dead[direction] = True

@@ -1,9 +1,12 @@
 """Typed events of the Pravega segment-store wire protocol, and its type codes.
 
 One ``attrs`` class per wire command, fields in wire order, named after the real commands of
-``WireCommands.java`` in snake case. ``FIELDS`` lists each field's wire kind; a field with a
-default in ``FIELDS`` is one that real readers treat as optional ("fields were added at the end
-over time; a reader treats a missing trailing field as absent").
+``WireCommands.java`` in snake case. Each wire field is declared once, annotated with its wire
+kind (``request_id: Annotated[int, "long"]``); ``"optional"`` after the kind marks a field that
+real readers treat as optional ("fields were added at the end over time; a reader treats a
+missing trailing field as absent"), read as its default when absent. ``FIELDS``, the layout the
+codec reads and writes by, is derived from those annotations: ``(name, kind)`` for a required
+field, ``(name, kind, default)`` for an optional one.
 
 Wire kinds: ``long`` i64, ``int`` i32, ``byte`` i8, ``bool`` one byte (non-zero reads as true),
 ``uuid`` 16 bytes (most significant long first), ``str`` u16 count + modified UTF-8,
@@ -25,8 +28,9 @@ importable class into a type alias would break ``pravega.Event(b"...")`` and ``i
 from __future__ import annotations
 
 import enum
+import typing
 import uuid
-from typing import ClassVar, TypeAlias
+from typing import Annotated, ClassVar, TypeAlias
 
 import attrs
 
@@ -211,9 +215,8 @@ class Hello(_Command):
     """Version negotiation, sent first by both ends: "highVersion i32, lowVersion i32"."""
 
     TYPE: ClassVar[CommandType] = CommandType.HELLO
-    FIELDS: ClassVar[tuple[Field, ...]] = (("high_version", "int"), ("low_version", "int"))
-    high_version: int = WIRE_VERSION
-    low_version: int = OLDEST_COMPATIBLE_VERSION
+    high_version: Annotated[int, "int"] = WIRE_VERSION
+    low_version: Annotated[int, "int"] = OLDEST_COMPATIBLE_VERSION
 
 
 @attrs.frozen(slots=True)
@@ -221,7 +224,6 @@ class KeepAlive(_Command):
     """Liveness ping, echoed by the server. "KeepAlive: empty (skip any payload)"."""
 
     TYPE: ClassVar[CommandType] = CommandType.KEEP_ALIVE
-    FIELDS: ClassVar[tuple[Field, ...]] = ()
 
 
 # --- append blocks (the frames a block writer emits) -----------------------------------------
@@ -232,7 +234,6 @@ class Padding(_Command):
     """Fills a block that was broken off early: "Padding: `length` zero bytes"."""
 
     TYPE: ClassVar[CommandType] = CommandType.PADDING
-    FIELDS: ClassVar[tuple[Field, ...]] = ()
     length: int = 0
 
 
@@ -241,8 +242,7 @@ class PartialEvent(_Command):
     """The first bytes of an event that did not fit into its block."""
 
     TYPE: ClassVar[CommandType] = CommandType.PARTIAL_EVENT
-    FIELDS: ClassVar[tuple[Field, ...]] = (("data", "rest"),)
-    data: bytes = b""
+    data: Annotated[bytes, "rest"] = b""
 
 
 @attrs.frozen(slots=True)
@@ -250,8 +250,7 @@ class EventCommand(_Command):
     """The EVENT command: "it appears only nested, as `i32 0, i32 len, data`"."""
 
     TYPE: ClassVar[CommandType] = CommandType.EVENT
-    FIELDS: ClassVar[tuple[Field, ...]] = (("data", "rest"),)
-    data: bytes = b""
+    data: Annotated[bytes, "rest"] = b""
 
 
 Event = EventCommand
@@ -264,9 +263,8 @@ class AppendBlock(_Command):
     """Opens a block: "writerId UUID, then raw block content (length = 16 + content size)"."""
 
     TYPE: ClassVar[CommandType] = CommandType.APPEND_BLOCK
-    FIELDS: ClassVar[tuple[Field, ...]] = (("writer_id", "uuid"), ("data", "rest"))
-    writer_id: uuid.UUID
-    data: bytes = b""
+    writer_id: Annotated[uuid.UUID, "uuid"]
+    data: Annotated[bytes, "rest"] = b""
 
 
 @attrs.frozen(slots=True)
@@ -274,20 +272,12 @@ class AppendBlockEnd(_Command):
     """Closes a block; ``data`` holds the rest of an event split by the block's end."""
 
     TYPE: ClassVar[CommandType] = CommandType.APPEND_BLOCK_END
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("writer_id", "uuid"),
-        ("size_of_whole_events", "int"),
-        ("data", "data"),
-        ("num_events", "int"),
-        ("last_event_number", "long"),
-        ("request_id", "long", -1),
-    )
-    writer_id: uuid.UUID
-    size_of_whole_events: int
-    data: bytes
-    num_events: int
-    last_event_number: int
-    request_id: int = -1
+    writer_id: Annotated[uuid.UUID, "uuid"]
+    size_of_whole_events: Annotated[int, "int"]
+    data: Annotated[bytes, "data"]
+    num_events: Annotated[int, "int"]
+    last_event_number: Annotated[int, "long"]
+    request_id: Annotated[int, "long", "optional"] = -1
 
 
 # --- requests ------------------------------------------------------------------------------
@@ -298,16 +288,10 @@ class SetupAppend(_Command):
     """Registers a writer for a segment before it appends."""
 
     TYPE: ClassVar[CommandType] = CommandType.SETUP_APPEND
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("writer_id", "uuid"),
-        ("segment", "str"),
-        ("delegation_token", "str"),
-    )
-    request_id: int
-    writer_id: uuid.UUID
-    segment: str
-    delegation_token: str = ""
+    request_id: Annotated[int, "long"]
+    writer_id: Annotated[uuid.UUID, "uuid"]
+    segment: Annotated[str, "str"]
+    delegation_token: Annotated[str, "str"] = ""
 
 
 @attrs.frozen(slots=True)
@@ -315,18 +299,11 @@ class ConditionalAppend(_Command):
     """One event, appended only if the segment's length is ``expected_offset``."""
 
     TYPE: ClassVar[CommandType] = CommandType.CONDITIONAL_APPEND
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("writer_id", "uuid"),
-        ("event_number", "long"),
-        ("expected_offset", "long"),
-        ("data", "event"),
-        ("request_id", "long", -1),
-    )
-    writer_id: uuid.UUID
-    event_number: int
-    expected_offset: int
-    data: bytes
-    request_id: int = -1
+    writer_id: Annotated[uuid.UUID, "uuid"]
+    event_number: Annotated[int, "long"]
+    expected_offset: Annotated[int, "long"]
+    data: Annotated[bytes, "event"]
+    request_id: Annotated[int, "long", "optional"] = -1
 
 
 @attrs.frozen(slots=True)
@@ -334,18 +311,11 @@ class ConditionalBlockEnd(_Command):
     """Raw bytes appended only at ``expected_offset`` (large events are sent this way)."""
 
     TYPE: ClassVar[CommandType] = CommandType.CONDITIONAL_BLOCK_END
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("writer_id", "uuid"),
-        ("event_number", "long"),
-        ("expected_offset", "long"),
-        ("data", "data"),
-        ("request_id", "long"),
-    )
-    writer_id: uuid.UUID
-    event_number: int
-    expected_offset: int
-    data: bytes
-    request_id: int
+    writer_id: Annotated[uuid.UUID, "uuid"]
+    event_number: Annotated[int, "long"]
+    expected_offset: Annotated[int, "long"]
+    data: Annotated[bytes, "data"]
+    request_id: Annotated[int, "long"]
 
 
 @attrs.frozen(slots=True)
@@ -353,18 +323,11 @@ class ReadSegment(_Command):
     """Asks for data at ``offset``; the server answers one or more ``SegmentRead``."""
 
     TYPE: ClassVar[CommandType] = CommandType.READ_SEGMENT
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("segment", "str"),
-        ("offset", "long"),
-        ("suggested_length", "int"),
-        ("delegation_token", "str"),
-        ("request_id", "long", -1),
-    )
-    segment: str
-    offset: int
-    suggested_length: int
-    delegation_token: str = ""
-    request_id: int = -1
+    segment: Annotated[str, "str"]
+    offset: Annotated[int, "long"]
+    suggested_length: Annotated[int, "int"]
+    delegation_token: Annotated[str, "str"] = ""
+    request_id: Annotated[int, "long", "optional"] = -1
 
 
 @attrs.frozen(slots=True)
@@ -372,14 +335,9 @@ class GetStreamSegmentInfo(_Command):
     """Asks for a segment's length, start offset and state."""
 
     TYPE: ClassVar[CommandType] = CommandType.GET_STREAM_SEGMENT_INFO
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("segment", "str"),
-        ("delegation_token", "str"),
-    )
-    request_id: int
-    segment: str
-    delegation_token: str = ""
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
+    delegation_token: Annotated[str, "str"] = ""
 
 
 @attrs.frozen(slots=True)
@@ -387,23 +345,15 @@ class CreateSegment(_Command):
     """Creates a segment (note the wire order: target rate before scale type)."""
 
     TYPE: ClassVar[CommandType] = CommandType.CREATE_SEGMENT
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("segment", "str"),
-        ("target_rate", "int"),
-        ("scale_type", "byte"),
-        ("delegation_token", "str"),
-        ("rollover_size_bytes", "long", 0),
-    )
     NO_SCALE: ClassVar[int] = 0
     IN_KBYTES_PER_SEC: ClassVar[int] = 1
     IN_EVENTS_PER_SEC: ClassVar[int] = 2
-    request_id: int
-    segment: str
-    target_rate: int = 0
-    scale_type: int = 0
-    delegation_token: str = ""
-    rollover_size_bytes: int = 0
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
+    target_rate: Annotated[int, "int"] = 0
+    scale_type: Annotated[int, "byte"] = 0
+    delegation_token: Annotated[str, "str"] = ""
+    rollover_size_bytes: Annotated[int, "long", "optional"] = 0
 
 
 @attrs.frozen(slots=True)
@@ -411,14 +361,9 @@ class SealSegment(_Command):
     """Makes a segment read-only."""
 
     TYPE: ClassVar[CommandType] = CommandType.SEAL_SEGMENT
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("segment", "str"),
-        ("delegation_token", "str"),
-    )
-    request_id: int
-    segment: str
-    delegation_token: str = ""
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
+    delegation_token: Annotated[str, "str"] = ""
 
 
 @attrs.frozen(slots=True)
@@ -426,16 +371,10 @@ class TruncateSegment(_Command):
     """Drops the data of a segment before ``truncation_offset``."""
 
     TYPE: ClassVar[CommandType] = CommandType.TRUNCATE_SEGMENT
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("segment", "str"),
-        ("truncation_offset", "long"),
-        ("delegation_token", "str"),
-    )
-    request_id: int
-    segment: str
-    truncation_offset: int
-    delegation_token: str = ""
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
+    truncation_offset: Annotated[int, "long"]
+    delegation_token: Annotated[str, "str"] = ""
 
 
 @attrs.frozen(slots=True)
@@ -443,14 +382,9 @@ class DeleteSegment(_Command):
     """Deletes a segment."""
 
     TYPE: ClassVar[CommandType] = CommandType.DELETE_SEGMENT
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("segment", "str"),
-        ("delegation_token", "str"),
-    )
-    request_id: int
-    segment: str
-    delegation_token: str = ""
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
+    delegation_token: Annotated[str, "str"] = ""
 
 
 @attrs.frozen(slots=True)
@@ -458,14 +392,9 @@ class FlushToStorage(_Command):
     """Admin request: flush a container to long-term storage."""
 
     TYPE: ClassVar[CommandType] = CommandType.FLUSH_TO_STORAGE
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("container_id", "int"),
-        ("delegation_token", "str"),
-        ("request_id", "long"),
-    )
-    container_id: int
-    delegation_token: str = ""
-    request_id: int = -1
+    container_id: Annotated[int, "int"]
+    delegation_token: Annotated[str, "str"] = ""
+    request_id: Annotated[int, "long"] = -1
 
 
 # --- replies -------------------------------------------------------------------------------
@@ -476,16 +405,10 @@ class AppendSetup(_Command):
     """The writer may append; ``last_event_number`` is the last one the store has for it."""
 
     TYPE: ClassVar[CommandType] = CommandType.APPEND_SETUP
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("segment", "str"),
-        ("writer_id", "uuid"),
-        ("last_event_number", "long"),
-    )
-    request_id: int
-    segment: str
-    writer_id: uuid.UUID
-    last_event_number: int = NULL_EVENT_NUMBER
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
+    writer_id: Annotated[uuid.UUID, "uuid"]
+    last_event_number: Annotated[int, "long"] = NULL_EVENT_NUMBER
 
 
 @attrs.frozen(slots=True)
@@ -493,18 +416,11 @@ class DataAppended(_Command):
     """Acknowledges every event of a writer up to ``event_number``."""
 
     TYPE: ClassVar[CommandType] = CommandType.DATA_APPENDED
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("writer_id", "uuid"),
-        ("event_number", "long"),
-        ("previous_event_number", "long", -1),
-        ("request_id", "long", -1),
-        ("current_segment_write_offset", "long", -1),
-    )
-    writer_id: uuid.UUID
-    event_number: int
-    previous_event_number: int = -1
-    request_id: int = -1
-    current_segment_write_offset: int = -1
+    writer_id: Annotated[uuid.UUID, "uuid"]
+    event_number: Annotated[int, "long"]
+    previous_event_number: Annotated[int, "long", "optional"] = -1
+    request_id: Annotated[int, "long", "optional"] = -1
+    current_segment_write_offset: Annotated[int, "long", "optional"] = -1
 
 
 @attrs.frozen(slots=True)
@@ -512,14 +428,9 @@ class ConditionalCheckFailed(_Command):
     """A conditional append found the segment at another offset."""
 
     TYPE: ClassVar[CommandType] = CommandType.CONDITIONAL_CHECK_FAILED
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("writer_id", "uuid"),
-        ("event_number", "long"),
-        ("request_id", "long", -1),
-    )
-    writer_id: uuid.UUID
-    event_number: int
-    request_id: int = -1
+    writer_id: Annotated[uuid.UUID, "uuid"]
+    event_number: Annotated[int, "long"]
+    request_id: Annotated[int, "long", "optional"] = -1
 
 
 @attrs.frozen(slots=True)
@@ -527,20 +438,12 @@ class SegmentRead(_Command):
     """Data read from ``offset``; ``at_tail`` / ``end_of_segment`` are one byte each."""
 
     TYPE: ClassVar[CommandType] = CommandType.SEGMENT_READ
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("segment", "str"),
-        ("offset", "long"),
-        ("at_tail", "bool"),
-        ("end_of_segment", "bool"),
-        ("data", "data"),
-        ("request_id", "long", -1),
-    )
-    segment: str
-    offset: int
-    at_tail: bool
-    end_of_segment: bool
-    data: bytes
-    request_id: int = -1
+    segment: Annotated[str, "str"]
+    offset: Annotated[int, "long"]
+    at_tail: Annotated[bool, "bool"]
+    end_of_segment: Annotated[bool, "bool"]
+    data: Annotated[bytes, "data"]
+    request_id: Annotated[int, "long", "optional"] = -1
 
 
 @attrs.frozen(slots=True)
@@ -548,24 +451,14 @@ class StreamSegmentInfo(_Command):
     """A segment's state; ``write_offset`` is its length, ``start_offset`` its truncation."""
 
     TYPE: ClassVar[CommandType] = CommandType.STREAM_SEGMENT_INFO
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("segment", "str"),
-        ("exists", "bool"),
-        ("is_sealed", "bool"),
-        ("is_deleted", "bool"),
-        ("last_modified", "long"),
-        ("write_offset", "long"),
-        ("start_offset", "long", 0),
-    )
-    request_id: int
-    segment: str
-    exists: bool
-    is_sealed: bool
-    is_deleted: bool
-    last_modified: int
-    write_offset: int
-    start_offset: int = 0
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
+    exists: Annotated[bool, "bool"]
+    is_sealed: Annotated[bool, "bool"]
+    is_deleted: Annotated[bool, "bool"]
+    last_modified: Annotated[int, "long"]
+    write_offset: Annotated[int, "long"]
+    start_offset: Annotated[int, "long", "optional"] = 0
 
 
 @attrs.frozen(slots=True)
@@ -573,9 +466,8 @@ class SegmentCreated(_Command):
     """Reply to ``CreateSegment``."""
 
     TYPE: ClassVar[CommandType] = CommandType.SEGMENT_CREATED
-    FIELDS: ClassVar[tuple[Field, ...]] = (("request_id", "long"), ("segment", "str"))
-    request_id: int
-    segment: str
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
 
 
 @attrs.frozen(slots=True)
@@ -583,9 +475,8 @@ class SegmentSealed(_Command):
     """Reply to ``SealSegment``."""
 
     TYPE: ClassVar[CommandType] = CommandType.SEGMENT_SEALED
-    FIELDS: ClassVar[tuple[Field, ...]] = (("request_id", "long"), ("segment", "str"))
-    request_id: int
-    segment: str
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
 
 
 @attrs.frozen(slots=True)
@@ -593,9 +484,8 @@ class SegmentTruncated(_Command):
     """Reply to ``TruncateSegment``."""
 
     TYPE: ClassVar[CommandType] = CommandType.SEGMENT_TRUNCATED
-    FIELDS: ClassVar[tuple[Field, ...]] = (("request_id", "long"), ("segment", "str"))
-    request_id: int
-    segment: str
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
 
 
 @attrs.frozen(slots=True)
@@ -603,9 +493,8 @@ class SegmentDeleted(_Command):
     """Reply to ``DeleteSegment``."""
 
     TYPE: ClassVar[CommandType] = CommandType.SEGMENT_DELETED
-    FIELDS: ClassVar[tuple[Field, ...]] = (("request_id", "long"), ("segment", "str"))
-    request_id: int
-    segment: str
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
 
 
 # --- error replies -------------------------------------------------------------------------
@@ -616,16 +505,10 @@ class WrongHost(_Command):
     """The segment lives on another segment store."""
 
     TYPE: ClassVar[CommandType] = CommandType.WRONG_HOST
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("segment", "str"),
-        ("correct_host", "str"),
-        ("server_stack_trace", "str", ""),
-    )
-    request_id: int
-    segment: str
-    correct_host: str = ""
-    server_stack_trace: str = ""
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
+    correct_host: Annotated[str, "str"] = ""
+    server_stack_trace: Annotated[str, "str", "optional"] = ""
 
 
 @attrs.frozen(slots=True)
@@ -633,16 +516,10 @@ class SegmentIsSealed(_Command):
     """The segment is sealed; ``offset`` is where (-1 if the peer did not say)."""
 
     TYPE: ClassVar[CommandType] = CommandType.SEGMENT_IS_SEALED
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("segment", "str"),
-        ("server_stack_trace", "str", ""),
-        ("offset", "long", -1),
-    )
-    request_id: int
-    segment: str
-    server_stack_trace: str = ""
-    offset: int = -1
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
+    server_stack_trace: Annotated[str, "str", "optional"] = ""
+    offset: Annotated[int, "long", "optional"] = -1
 
 
 @attrs.frozen(slots=True)
@@ -650,18 +527,11 @@ class SegmentIsTruncated(_Command):
     """A read fell before the segment's ``start_offset``."""
 
     TYPE: ClassVar[CommandType] = CommandType.SEGMENT_IS_TRUNCATED
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("segment", "str"),
-        ("start_offset", "long"),
-        ("server_stack_trace", "str", ""),
-        ("offset", "long", -1),
-    )
-    request_id: int
-    segment: str
-    start_offset: int
-    server_stack_trace: str = ""
-    offset: int = -1
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
+    start_offset: Annotated[int, "long"]
+    server_stack_trace: Annotated[str, "str", "optional"] = ""
+    offset: Annotated[int, "long", "optional"] = -1
 
 
 @attrs.frozen(slots=True)
@@ -669,14 +539,9 @@ class SegmentAlreadyExists(_Command):
     """``CreateSegment`` for a name that exists."""
 
     TYPE: ClassVar[CommandType] = CommandType.SEGMENT_ALREADY_EXISTS
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("segment", "str"),
-        ("server_stack_trace", "str", ""),
-    )
-    request_id: int
-    segment: str
-    server_stack_trace: str = ""
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
+    server_stack_trace: Annotated[str, "str", "optional"] = ""
 
 
 @attrs.frozen(slots=True)
@@ -684,16 +549,10 @@ class NoSuchSegment(_Command):
     """The segment does not exist; ``offset`` echoes the request's (-1 if absent)."""
 
     TYPE: ClassVar[CommandType] = CommandType.NO_SUCH_SEGMENT
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("segment", "str"),
-        ("server_stack_trace", "str", ""),
-        ("offset", "long", -1),
-    )
-    request_id: int
-    segment: str
-    server_stack_trace: str = ""
-    offset: int = -1
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
+    server_stack_trace: Annotated[str, "str", "optional"] = ""
+    offset: Annotated[int, "long", "optional"] = -1
 
 
 @attrs.frozen(slots=True)
@@ -701,16 +560,10 @@ class InvalidEventNumber(_Command):
     """The writer's event numbers are inconsistent with what the store has."""
 
     TYPE: ClassVar[CommandType] = CommandType.INVALID_EVENT_NUMBER
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("writer_id", "uuid"),
-        ("request_id", "long"),
-        ("server_stack_trace", "str", ""),
-        ("event_number", "long", -1),
-    )
-    writer_id: uuid.UUID
-    request_id: int
-    server_stack_trace: str = ""
-    event_number: int = -1
+    writer_id: Annotated[uuid.UUID, "uuid"]
+    request_id: Annotated[int, "long"]
+    server_stack_trace: Annotated[str, "str", "optional"] = ""
+    event_number: Annotated[int, "long", "optional"] = -1
 
 
 @attrs.frozen(slots=True)
@@ -718,14 +571,9 @@ class OperationUnsupported(_Command):
     """The server does not implement the request."""
 
     TYPE: ClassVar[CommandType] = CommandType.OPERATION_UNSUPPORTED
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("operation_name", "str"),
-        ("server_stack_trace", "str", ""),
-    )
-    request_id: int
-    operation_name: str
-    server_stack_trace: str = ""
+    request_id: Annotated[int, "long"]
+    operation_name: Annotated[str, "str"]
+    server_stack_trace: Annotated[str, "str", "optional"] = ""
 
 
 @attrs.frozen(slots=True)
@@ -733,17 +581,12 @@ class AuthTokenCheckFailed(_Command):
     """The delegation token was refused; ``error_code`` -1 unspecified, 0 failed, 1 expired."""
 
     TYPE: ClassVar[CommandType] = CommandType.AUTH_TOKEN_CHECK_FAILED
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("server_stack_trace", "str", ""),
-        ("error_code", "int", -1),
-    )
     UNSPECIFIED: ClassVar[int] = -1
     TOKEN_CHECK_FAILED: ClassVar[int] = 0
     TOKEN_EXPIRED: ClassVar[int] = 1
-    request_id: int
-    server_stack_trace: str = ""
-    error_code: int = -1
+    request_id: Annotated[int, "long"]
+    server_stack_trace: Annotated[str, "str", "optional"] = ""
+    error_code: Annotated[int, "int", "optional"] = -1
 
 
 @attrs.frozen(slots=True)
@@ -751,18 +594,12 @@ class ErrorMessage(_Command):
     """A generic error; ``error_code`` -1 unspecified, 0 illegal argument."""
 
     TYPE: ClassVar[CommandType] = CommandType.ERROR_MESSAGE
-    FIELDS: ClassVar[tuple[Field, ...]] = (
-        ("request_id", "long"),
-        ("segment", "str"),
-        ("message", "str"),
-        ("error_code", "int"),
-    )
     UNSPECIFIED: ClassVar[int] = -1
     ILLEGAL_ARGUMENT: ClassVar[int] = 0
-    request_id: int
-    segment: str
-    message: str
-    error_code: int = -1
+    request_id: Annotated[int, "long"]
+    segment: Annotated[str, "str"]
+    message: Annotated[str, "str"]
+    error_code: Annotated[int, "int"] = -1
 
 
 # --- not single frames ---------------------------------------------------------------------
@@ -848,47 +685,24 @@ Command: TypeAlias = (
 PravegaEvent: TypeAlias = Command | Opaque | Append | FlushAppends
 """Everything a connection sends or yields."""
 
-TYPED: dict[CommandType, type[_Command]] = {
-    cls.TYPE: cls
-    for cls in (
-        Hello,
-        KeepAlive,
-        Padding,
-        PartialEvent,
-        EventCommand,
-        AppendBlock,
-        AppendBlockEnd,
-        SetupAppend,
-        ConditionalAppend,
-        ConditionalBlockEnd,
-        ReadSegment,
-        GetStreamSegmentInfo,
-        CreateSegment,
-        SealSegment,
-        TruncateSegment,
-        DeleteSegment,
-        FlushToStorage,
-        AppendSetup,
-        DataAppended,
-        ConditionalCheckFailed,
-        SegmentRead,
-        StreamSegmentInfo,
-        SegmentCreated,
-        SegmentSealed,
-        SegmentTruncated,
-        SegmentDeleted,
-        WrongHost,
-        SegmentIsSealed,
-        SegmentIsTruncated,
-        SegmentAlreadyExists,
-        NoSuchSegment,
-        InvalidEventNumber,
-        OperationUnsupported,
-        AuthTokenCheckFailed,
-        ErrorMessage,
-    )
-}
+TYPED: dict[CommandType, type[_Command]] = {cls.TYPE: cls for cls in typing.get_args(Command)}
 """The class of each typed code; other real codes decode to ``Opaque``."""
+
+
+def _wire_fields(cls: type[_Command]) -> tuple[Field, ...]:
+    """``cls.FIELDS``: its attributes annotated with a wire kind, in order (the others, such as
+    ``Padding.length``, are not payload fields)."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    fields: list[Field] = []
+    for field in attrs.fields(typing.cast("type[attrs.AttrsInstance]", cls)):
+        kind, *flags = getattr(hints[field.name], "__metadata__", (None,))
+        if kind is not None:
+            fields.append((field.name, kind, field.default) if flags else (field.name, kind))
+    return tuple(fields)
+
+
+for _cls in TYPED.values():
+    _cls.FIELDS = _wire_fields(_cls)
 
 _BOTH = frozenset({CommandType.HELLO, CommandType.KEEP_ALIVE})
 _REPLY_NAMES = (

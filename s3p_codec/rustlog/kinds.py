@@ -156,13 +156,16 @@ def _missing(key: str) -> FieldError:
     return FieldError(f"missing field {key!r}")
 
 
+def _refused(key: str, value: object, message: str) -> FieldError:
+    """Why a field checker refused ``value``: absent (``missing field``), or ``message``."""
+    return _missing(key) if value is _MISSING else FieldError(message)
+
+
 def _uint(obj: dict[str, Any], key: str, maximum: int, kind: str) -> int:
     value = obj.get(key, _MISSING)
     if type(value) is int and 0 <= value <= maximum:
         return value
-    if value is _MISSING:
-        raise _missing(key)
-    raise FieldError(f"field {key!r} must be a {kind}: an integer from 0 to {maximum}")
+    raise _refused(key, value, f"field {key!r} must be a {kind}: an integer from 0 to {maximum}")
 
 
 def _u32(obj: dict[str, Any], key: str, _ctx: object = None) -> int:
@@ -191,18 +194,14 @@ def _partition_count(obj: dict[str, Any], key: str, _ctx: object = None) -> int:
     count = obj.get(key, _MISSING)
     if type(count) is int and 1 <= count <= MAX_PARTITION_COUNT:
         return count
-    if count is _MISSING:
-        raise _missing(key)
-    raise FieldError(f"Partition count: 1-{MAX_PARTITION_COUNT} partitions")
+    raise _refused(key, count, f"Partition count: 1-{MAX_PARTITION_COUNT} partitions")
 
 
 def _bool(obj: dict[str, Any], key: str, _ctx: object = None) -> bool:
     value = obj.get(key, _MISSING)
     if type(value) is bool:
         return value
-    if value is _MISSING:
-        raise _missing(key)
-    raise FieldError(f"field {key!r} must be a JSON boolean")
+    raise _refused(key, value, f"field {key!r} must be a JSON boolean")
 
 
 def _valid_text(value: str) -> bool:
@@ -220,19 +219,17 @@ def _string(obj: dict[str, Any], key: str, _ctx: object = None) -> str:
     value = obj.get(key, _MISSING)
     if type(value) is str and _valid_text(value):
         return value
-    if value is _MISSING:
-        raise _missing(key)
-    raise FieldError(f"field {key!r} must be a string of Unicode characters")
+    raise _refused(key, value, f"field {key!r} must be a string of Unicode characters")
 
 
 def _topic(obj: dict[str, Any], key: str = "topic", _ctx: object = None) -> str:
     value = obj.get(key, _MISSING)
     if type(value) is str and (value in _TOPICS_SEEN or _new_topic(value)):
         return value
-    if value is _MISSING:
-        raise _missing(key)
-    raise FieldError(
-        f"field {key!r} must be a topic name: 1-255 characters, alphanumeric + underscore/hyphen"
+    raise _refused(
+        key,
+        value,
+        f"field {key!r} must be a topic name: 1-255 characters, alphanumeric + underscore/hyphen",
     )
 
 
@@ -240,9 +237,7 @@ def _array(obj: dict[str, Any], key: str, _ctx: object = None) -> list[Any]:
     value = obj.get(key, _MISSING)
     if type(value) is list:
         return value
-    if value is _MISSING:
-        raise _missing(key)
-    raise FieldError(f"field {key!r} must be an array")
+    raise _refused(key, value, f"field {key!r} must be an array")
 
 
 def _element(value: object, key: str, index: int) -> dict[str, Any]:

@@ -20,7 +20,6 @@ from s3p_codec.s2s.connection import (
 )
 from s3p_codec.s2s.errors import (
     AppendConditionFailed,
-    ErrorCode,
     ReadUnwritten,
     SessionTerminated,
     status_of,
@@ -29,6 +28,7 @@ from s3p_codec.s2s.events import (
     AppendAck,
     AppendInput,
     AppendRecord,
+    ErrorCode,
     Event,
     Header,
     Heartbeat,

@@ -22,7 +22,7 @@ import zlib
 from typing import Any
 
 from s3p_codec._core import LocalProtocolError, RemoteProtocolError
-from s3p_codec.s2s.errors import ErrorCode
+from s3p_codec.s2s.events import ErrorCode
 from s3p_codec.s2s.limits import MAX_ZSTD_WINDOW
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""S2S error codes and the typed errors a terminal frame turns into.
+"""S2S error codes' HTTP statuses and the typed errors a terminal frame turns into.
 
 Real S2 ends a session on error with a terminal frame: a u16 HTTP status and a JSON body such
 as ``{"code": "bad_frame", "message": "..."}``. A 412 body carries ``{"seq_num_mismatch": N}``
@@ -9,10 +9,10 @@ HTTP status, as in the spec's table of common error codes.
 
 from __future__ import annotations
 
-import enum
 from typing import TYPE_CHECKING
 
 from s3p_codec._core import RemoteProtocolError
+from s3p_codec.s2s.events import ErrorCode  # with the events, as in the other protocol packages
 
 if TYPE_CHECKING:
     from s3p_codec.s2s.events import StreamPosition, Terminal
@@ -24,32 +24,6 @@ __all__ = [
     "SessionTerminated",
     "status_of",
 ]
-
-
-class ErrorCode(enum.StrEnum):
-    """The snake_case error codes of S2 (the ``code`` of a JSON error body).
-
-    The codec raises the first four itself; the others are what an S2 server answers and are
-    listed so that servers and clients spell them the same way.
-    """
-
-    BAD_FRAME = "bad_frame"  # 400: framing broken (length, flags, compression, leftovers)
-    BAD_PROTO = "bad_proto"  # 400: the protobuf payload does not decode
-    INVALID = "invalid"  # 422: a well-formed message that breaks a rule (1..1000 records)
-    HEARTBEAT_TIMEOUT = "heartbeat_timeout"  # no frame for 20 s on a read session
-    BAD_HEADER = "bad_header"  # 400: a request header is missing or wrong
-    BAD_PATH = "bad_path"  # 400: no such route
-    BAD_QUERY = "bad_query"  # 400: a query parameter is malformed
-    UNAUTHORIZED = "unauthorized"  # 401
-    PERMISSION_DENIED = "permission_denied"  # 403
-    BASIN_NOT_FOUND = "basin_not_found"  # 404
-    STREAM_NOT_FOUND = "stream_not_found"  # 404
-    STREAM_EXISTS = "resource_already_exists"  # 409
-    SEQ_NUM_MISMATCH = "seq_num_mismatch"  # 412
-    FENCING_TOKEN_MISMATCH = "fencing_token_mismatch"  # 412
-    RANGE_NOT_SATISFIABLE = "range_not_satisfiable"  # 416
-    SERVER_DRAINING = "server_draining"  # 503
-    INTERNAL = "internal"  # 500
 
 
 _STATUS = {

@@ -12,6 +12,7 @@ Events built by the parser are trusted; events built by users are checked when s
 
 from __future__ import annotations
 
+import enum
 from typing import TypeAlias
 
 import attrs
@@ -20,6 +21,7 @@ __all__ = [
     "AppendAck",
     "AppendInput",
     "AppendRecord",
+    "ErrorCode",
     "Event",
     "Header",
     "Heartbeat",
@@ -30,6 +32,32 @@ __all__ = [
     "Terminal",
     "metered_bytes",
 ]
+
+
+class ErrorCode(enum.StrEnum):
+    """The snake_case error codes of S2 (the ``code`` of a JSON error body).
+
+    The codec raises the first four itself; the others are what an S2 server answers and are
+    listed so that servers and clients spell them the same way.
+    """
+
+    BAD_FRAME = "bad_frame"  # 400: framing broken (length, flags, compression, leftovers)
+    BAD_PROTO = "bad_proto"  # 400: the protobuf payload does not decode
+    INVALID = "invalid"  # 422: a well-formed message that breaks a rule (1..1000 records)
+    HEARTBEAT_TIMEOUT = "heartbeat_timeout"  # no frame for 20 s on a read session
+    BAD_HEADER = "bad_header"  # 400: a request header is missing or wrong
+    BAD_PATH = "bad_path"  # 400: no such route
+    BAD_QUERY = "bad_query"  # 400: a query parameter is malformed
+    UNAUTHORIZED = "unauthorized"  # 401
+    PERMISSION_DENIED = "permission_denied"  # 403
+    BASIN_NOT_FOUND = "basin_not_found"  # 404
+    STREAM_NOT_FOUND = "stream_not_found"  # 404
+    STREAM_EXISTS = "resource_already_exists"  # 409
+    SEQ_NUM_MISMATCH = "seq_num_mismatch"  # 412
+    FENCING_TOKEN_MISMATCH = "fencing_token_mismatch"  # 412
+    RANGE_NOT_SATISFIABLE = "range_not_satisfiable"  # 416
+    SERVER_DRAINING = "server_draining"  # 503
+    INTERNAL = "internal"  # 500
 
 
 @attrs.frozen(slots=True)

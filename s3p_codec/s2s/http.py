@@ -22,8 +22,8 @@ import attrs
 from s3p_codec._core import LocalProtocolError, RemoteProtocolError
 from s3p_codec.s2s.compression import Compression, negotiate
 from s3p_codec.s2s.connection import Session, terminal_error
-from s3p_codec.s2s.errors import ErrorCode, SessionTerminated, status_of
-from s3p_codec.s2s.events import Terminal
+from s3p_codec.s2s.errors import SessionTerminated, status_of
+from s3p_codec.s2s.events import ErrorCode, Terminal
 from s3p_codec.s2s.wire import decode_terminal, terminal_body
 
 __all__ = [

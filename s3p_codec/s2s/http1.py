@@ -35,8 +35,8 @@ from s3p_codec._core import (
 )
 from s3p_codec._core.h11input import H11Input
 from s3p_codec.s2s.connection import Connection, ConnectionState, Session
-from s3p_codec.s2s.errors import ErrorCode, SessionTerminated
-from s3p_codec.s2s.events import AppendInput, Event, Terminal
+from s3p_codec.s2s.errors import SessionTerminated
+from s3p_codec.s2s.events import AppendInput, ErrorCode, Event, Terminal
 from s3p_codec.s2s.http import (
     ErrorResponse,
     SessionRequest,

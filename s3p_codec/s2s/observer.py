@@ -4,7 +4,7 @@ One ``Observer`` per TCP connection, fed both directions. It picks the HTTP vers
 first bytes the client sent: the HTTP/2 connection preface
 (``PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n``, what the official SDKs send to an ``http://``
 endpoint) hands the connection to
-``observe_h2.Http2Observer`` (which needs the ``hpack`` package, in the ``capture`` extra);
+``observer_h2.Http2Observer`` (which needs the ``hpack`` package, in the ``capture`` extra);
 anything else is HTTP/1.1, decoded here. The server's bytes wait until the client's decide.
 Without any client bytes (the client's side lost or silent), a server side that opens with a
 SETTINGS frame is taken for HTTP/2.
@@ -28,7 +28,7 @@ consumed sits at ``bytes fed - len(trailing_data[0])``, read once per h11 event.
 message. Chunked transfer encoding puts framing bytes between the TCP bytes and the frames, so
 each h11 ``Data`` event is located on the wire (its bytes are the last ones consumed) and an
 S2S frame's body positions (``Connection.position``) are mapped through those pieces
-(``s2s.bodymap.BodyMap``): a frame
+(``s2s.bodymap.BodyFrames``): a frame
 spans exactly its own bytes, chunk framing around it belongs to no event. A
 ``ReconnectAdvised`` is a flag of the frame before it and reports that frame's range.
 
@@ -45,36 +45,24 @@ from typing import TYPE_CHECKING, ClassVar
 import h11
 
 from s3p_codec._core import (
-    NEED_DATA,
     Direction,
     Observed,
     ObservedError,
     ObservedGap,
-    ObserverOutput,
     RemoteProtocolError,
     Role,
 )
-from s3p_codec.s2s.bodymap import BodyMap
-from s3p_codec.s2s.connection import Connection, ConnectionState
-from s3p_codec.s2s.errors import ErrorCode, SessionTerminated
-from s3p_codec.s2s.events import Event
-from s3p_codec.s2s.http import (
-    ErrorResponse,
-    SessionRequest,
-    SessionResponse,
-    check_response,
-    parse_request,
-)
+from s3p_codec.s2s.bodymap import MAX_ERROR_BODY, BodyFrames, ObserverEvent, error_response
+from s3p_codec.s2s.bodymap import Output as _Output
+from s3p_codec.s2s.connection import Connection
+from s3p_codec.s2s.events import ErrorCode
+from s3p_codec.s2s.http import SessionRequest, check_response, parse_request
 
 if TYPE_CHECKING:
-    from s3p_codec.s2s.observe_h2 import Http2Observer
+    from s3p_codec.s2s.observer_h2 import Http2Observer
 
 __all__ = ["Observer", "ObserverEvent"]
 
-#: The events an S2S ``Observer`` yields: HTTP heads, error responses and session frames.
-ObserverEvent = SessionRequest | SessionResponse | ErrorResponse | Event
-_Output = ObserverOutput[ObserverEvent]
-_MAX_ERROR_BODY = 64 * 1024
 _CHUNKED = [(b"transfer-encoding", b"chunked")]
 _H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 _MAX_HELD = 64 * 1024  # server bytes held while the client's first bytes are awaited
@@ -145,7 +133,11 @@ class Observer:
         out: list[_Output] = []
         if http2:
             try:
-                from s3p_codec.s2s.observe_h2 import Http2Observer  # noqa: PLC0415 - hpack
+                # The HTTP/2 decoder needs hpack: asked for by name, so that its absence shows
+                # even when the decoder's module was imported before.
+                import hpack  # noqa: F401, PLC0415
+
+                from s3p_codec.s2s.observer_h2 import Http2Observer  # noqa: PLC0415
             except ImportError as exc:
                 self._inner = _Undecodable()
                 error = RemoteProtocolError(
@@ -199,9 +191,7 @@ class _Http1Observer:
         self._next_pair = 0
         self._pair: int | None = None  # pair id of the current exchange, if it is a session
         self._request: SessionRequest | None = None
-        self._bodies: dict[Direction, Connection] = {}
-        self._maps: dict[Direction, BodyMap] = {}
-        self._last_frame: dict[Direction, tuple[int, int]] = {}
+        self._bodies: dict[Direction, BodyFrames] = {}
         self._failure_start: dict[Direction, int] = {}
         self._error_status: int | None = None
         self._error_body = bytearray()
@@ -265,7 +255,6 @@ class _Http1Observer:
                 self._pair = None
                 self._request = None
                 self._bodies.clear()
-                self._maps.clear()
                 progress = True
         return out
 
@@ -292,37 +281,18 @@ class _Http1Observer:
         if body is None:
             return False
         found = False
-        places = self._maps[direction]
-        while True:
-            before = body.position
-            self._failure_start[direction] = places.start(before)
+        while not body.terminated:
             try:
-                event = body.next_event()
-            except SessionTerminated as ended:
-                self._frame(direction, ended.terminal, before, body.position, out)
-                del self._failure_start[direction]
-                return True
-            if event is NEED_DATA:
-                del self._failure_start[direction]
+                frame = body.next_frame()
+            except RemoteProtocolError:
+                self._failure_start[direction] = body.error_start()
+                raise
+            if frame is None:
                 return found
-            self._frame(direction, event, before, body.position, out)
+            event, start, end = frame
+            self._emit(direction, event, start, end, out)
             found = True
-
-    def _frame(
-        self,
-        direction: Direction,
-        event: ObserverEvent,
-        before: int,
-        after: int,
-        out: list[_Output],
-    ) -> None:
-        if after == before:  # ``ReconnectAdvised``: a flag of the frame just reported
-            start, end = self._last_frame[direction]
-        else:
-            places = self._maps[direction]
-            start, end = places.start(before), places.end(after)
-            self._last_frame[direction] = (start, end)
-        self._emit(direction, event, start, end, out)
+        return found
 
     def _step(self, direction: Direction, out: list[_Output]) -> bool:
         """Handle one h11 event of ``direction``; True if anything happened."""
@@ -362,8 +332,7 @@ class _Http1Observer:
         self._pair = self._next_pair
         self._next_pair += 1
         self._request = request
-        self._bodies[direction] = Connection(Role.SERVER, request.session)
-        self._maps[direction] = BodyMap(consumed)
+        self._bodies[direction] = BodyFrames(Connection(Role.SERVER, request.session), consumed)
         self._emit(direction, request, self._message_start[direction], consumed, out)
 
     def _on_response(self, item: h11.Response, consumed: int, out: list[_Output]) -> None:
@@ -380,20 +349,18 @@ class _Http1Observer:
         response = check_response(item.status_code, item.headers)
         del self._failure_start[direction]
         reader = Connection(Role.CLIENT, self._request.session, observe_only=True)
-        self._bodies[direction] = reader
-        self._maps[direction] = BodyMap(consumed)
+        self._bodies[direction] = BodyFrames(reader, consumed)
         self._emit(direction, response, self._message_start[direction], consumed, out)
 
     def _on_data(self, direction: Direction, data: bytes, consumed: int) -> None:
         if direction is Direction.SERVER_TO_CLIENT and self._error_status is not None:
-            self._error_body += data[: _MAX_ERROR_BODY - len(self._error_body)]
+            self._error_body += data[: MAX_ERROR_BODY - len(self._error_body)]
             return
         body = self._bodies.get(direction)
-        if body is not None and body.state is ConnectionState.OPEN:
+        if body is not None and body.open:
             # h11 hands out a Data event's bytes as the last ones it consumed (after any chunk
             # header or chunk-ending CRLF), so they sit just before ``consumed``.
-            self._maps[direction].add(consumed - len(data), len(data))
-            body.receive_data(data)
+            body.add(consumed - len(data), data)
 
     def _on_end(self, direction: Direction, consumed: int, out: list[_Output]) -> None:
         start = self._message_start[direction]
@@ -403,19 +370,11 @@ class _Http1Observer:
         else:
             self._c2s.send(h11.EndOfMessage())
             if self._error_status is not None and self._request is not None:
-                try:
-                    check_response(self._error_status, [], bytes(self._error_body))
-                except SessionTerminated as refused:
-                    terminal = refused.terminal
-                    self._emit(
-                        direction,
-                        ErrorResponse(terminal.status, terminal.code, terminal.message),
-                        start,
-                        consumed,
-                        out,
-                    )
+                refused = error_response(self._error_status, bytes(self._error_body))
+                if refused is not None:
+                    self._emit(direction, refused, start, consumed, out)
                 self._error_status = None
         body = self._bodies.get(direction)
-        if body is not None and body.state is ConnectionState.OPEN:
-            body.receive_data(b"")
+        if body is not None and body.open:
+            body.end()
             self._body_events(direction, out)

@@ -32,11 +32,11 @@ encoder writes such a varint.
 from __future__ import annotations
 
 from s3p_codec._core import LocalProtocolError, RemoteProtocolError
-from s3p_codec.s2s.errors import ErrorCode
 from s3p_codec.s2s.events import (
     AppendAck,
     AppendInput,
     AppendRecord,
+    ErrorCode,
     Header,
     ReadBatch,
     SequencedRecord,

@@ -17,8 +17,7 @@ import attrs
 
 from s3p_codec._core import LocalProtocolError, ReceiveBuffer, RemoteProtocolError
 from s3p_codec.s2s.compression import Compression
-from s3p_codec.s2s.errors import ErrorCode
-from s3p_codec.s2s.events import StreamPosition, Terminal
+from s3p_codec.s2s.events import ErrorCode, StreamPosition, Terminal
 
 __all__ = [
     "FLAG_RECONNECT_ADVISED",

@@ -179,3 +179,22 @@ def test_a_broken_sse_event_is_reported_where_it_starts() -> None:
     assert isinstance(error, ObservedError)
     assert error.error.code == "sse"
     assert error.start == len(SSE_HEAD) + where[len(good)]
+
+
+def test_a_client_connection_with_event_spans_measures_every_event_it_returns() -> None:
+    spans = durable.EventSpans()
+    client = durable.ClientConnection(spans=spans)
+    plain = durable.ClientConnection()
+    read = durable.Read("/s", offset="-1", live=durable.LiveMode.SSE)
+    body = b"event: data\ndata:hi\n\n"
+    chunk = b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n"
+    for conn in (client, plain):
+        conn.expect_response(read, b"GET", b"/s")
+        conn.receive_data(SSE_HEAD + chunk)
+    events = list(client.events())
+    assert events == list(plain.events())  # measuring changes nothing the connection yields
+    ranges = [spans.pop() for _ in events]
+    head_end = len(SSE_HEAD)
+    data_start = head_end + chunk.index(b"event")  # the first body byte, after the chunk size
+    data_end = head_end + chunk.index(b"hi\n\n") + 4
+    assert ranges == [(0, head_end), (data_start, data_end), (data_end, head_end + len(chunk))]

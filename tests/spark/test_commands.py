@@ -16,6 +16,7 @@ from tests.spark.captures import FLOWS, rotated_set
 pytestmark = pytest.mark.spark
 
 
+@pytest.mark.slow
 def test_spark_stats_prints_the_single_process_summary(
     spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -104,6 +104,7 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
     process.wait(30)
 
 
+@pytest.mark.slow
 def test_a_query_killed_and_restarted_from_its_checkpoint_loses_and_repeats_nothing(
     tmp_path: Path,
 ) -> None:
