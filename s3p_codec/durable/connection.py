@@ -20,6 +20,7 @@ from s3p_codec.durable.limits import Limits
 if TYPE_CHECKING:
     from s3p_codec.durable.client import ClientConnection
     from s3p_codec.durable.server import ServerConnection
+    from s3p_codec.durable.spans import EventSpans
 
 __all__ = ["Connection"]
 
@@ -35,8 +36,9 @@ class _ByRole(type):
 
 class Connection(metaclass=_ByRole):
     """One end of a Durable Streams HTTP/1.1 connection: ``Connection(Role.CLIENT, limits,
-    host=...)`` gives a ``ClientConnection`` (``host`` is its ``Host`` header),
-    ``Connection(Role.SERVER, limits)`` a ``ServerConnection``."""
+    host=..., spans=...)`` gives a ``ClientConnection`` (``host`` is its ``Host`` header,
+    ``spans`` an optional ``EventSpans``), ``Connection(Role.SERVER, limits)`` a
+    ``ServerConnection``; ``spans`` with the server role raises TypeError."""
 
     _roles: ClassVar[dict[Role, type[Connection]]] = {}
 
@@ -49,7 +51,12 @@ class Connection(metaclass=_ByRole):
     # ``__new__`` only ever makes an instance of a subclass.
     @overload
     def __new__(
-        cls, role: Literal[Role.CLIENT], limits: Limits | None = None, *, host: str = "localhost"
+        cls,
+        role: Literal[Role.CLIENT],
+        limits: Limits | None = None,
+        *,
+        host: str = "localhost",
+        spans: EventSpans | None = None,
     ) -> ClientConnection: ...
 
     @overload
@@ -59,15 +66,28 @@ class Connection(metaclass=_ByRole):
 
     @overload
     def __new__(  # type: ignore[misc]  # either subclass, as the function this class replaced
-        cls, role: Role, limits: Limits | None = None, *, host: str = "localhost"
+        cls,
+        role: Role,
+        limits: Limits | None = None,
+        *,
+        host: str = "localhost",
+        spans: EventSpans | None = None,
     ) -> ClientConnection | ServerConnection: ...
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         return super().__new__(cls)
 
     @staticmethod
-    def _for_role(role: Role, limits: Limits | None = None, *, host: str = "localhost") -> Any:
+    def _for_role(
+        role: Role,
+        limits: Limits | None = None,
+        *,
+        host: str = "localhost",
+        spans: EventSpans | None = None,
+    ) -> Any:
         made: Any = Connection._roles[Role.CLIENT if role is Role.CLIENT else Role.SERVER]
         if role is Role.CLIENT:
-            return made(limits, host=host)
+            return made(limits, host=host, spans=spans)
+        if spans is not None:
+            raise TypeError("spans measure the responses a client reads; a server reads none")
         return made(limits)

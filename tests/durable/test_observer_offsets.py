@@ -5,10 +5,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from s3p_codec import Direction, durable
+from s3p_codec import Direction, Role, durable
 from s3p_codec._core.observe import ObservedError
 from tests.durable.test_observer import OFFSET, conversation
 from tests.observer_support import chunked as _chunked
@@ -198,3 +199,20 @@ def test_a_client_connection_with_event_spans_measures_every_event_it_returns() 
     data_start = head_end + chunk.index(b"event")  # the first body byte, after the chunk size
     data_end = head_end + chunk.index(b"hi\n\n") + 4
     assert ranges == [(0, head_end), (data_start, data_end), (data_end, head_end + len(chunk))]
+
+
+def test_connection_of_the_client_role_takes_event_spans_and_the_server_role_refuses_them() -> None:
+    spans = durable.EventSpans()
+    client = durable.Connection(Role.CLIENT, spans=spans)
+    assert isinstance(client, durable.ClientConnection)
+    client.expect_response(durable.Read("/s", offset="-1"), b"GET", b"/s")
+    head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: a/b\r\nStream-Next-Offset: 1_1\r\n"
+        b"Content-Length: 2\r\n\r\n"
+    )
+    client.receive_data(head + b"hi")
+    (event,) = client.events()
+    assert event == durable.Chunk(data=b"hi", next_offset="1_1", content_type="a/b")
+    assert spans.pop() == (0, len(head) + 2)
+    with pytest.raises(TypeError, match="server"):
+        durable.Connection(Role.SERVER, spans=durable.EventSpans())
