@@ -212,7 +212,9 @@ def test_connection_of_the_client_role_takes_event_spans_and_the_server_role_ref
     )
     client.receive_data(head + b"hi")
     (event,) = client.events()
-    assert event == durable.Chunk(data=b"hi", next_offset="1_1", content_type="a/b")
+    assert event == durable.Chunk(
+        data=b"hi", next_offset="1_1", content_type="a/b", cache_control=None
+    )
     assert spans.pop() == (0, len(head) + 2)
     with pytest.raises(TypeError, match="server"):
         durable.Connection(Role.SERVER, spans=durable.EventSpans())
