@@ -133,8 +133,8 @@ class ReceiveBuffer:
             data = bytes(data)
         stored = self.data
         tail = len(stored) - self.pos
-        if tail > len(data) and type(stored) is bytearray:
-            stored += data  # a long frame spanning chunks grows in place (the common trickle)
+        if type(stored) is bytearray and (tail > len(data) or (tail > 0 and not self.join_spans)):
+            stored += data  # a frame spanning chunks grows in place (the common trickle)
             return
         if not data:
             return
@@ -156,7 +156,7 @@ class ReceiveBuffer:
             with memoryview(stored) as view:
                 self.data = b"".join((view[start:], data))
         else:
-            # A longer frame: from now on grow a bytearray (the unconsumed tail only).
+            # A frame spans chunks: from now on grow a bytearray (the unconsumed tail only).
             grown = bytearray(memoryview(stored)[start:]) if start else bytearray(stored)
             grown += data
             self.data = grown
