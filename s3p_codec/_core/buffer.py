@@ -131,15 +131,25 @@ class ReceiveBuffer:
         """Append received bytes (a ``bytes`` chunk may be kept as is: it cannot change)."""
         if type(data) is not bytes:
             data = bytes(data)
+        left = self._aside_left
+        if left:
+            # A payload is being collected aside: a small piece inside it (a peer trickling
+            # bytes) goes onto the last coalesced piece, the cheapest case; the rest is there.
+            size = len(data)
+            last = self._aside[-1]  # type: ignore[index]
+            if size < left and size < _PIECE_MIN and type(last) is bytearray:
+                last += data
+                self._aside_left = left - size
+                self.base += size
+            elif size:
+                self._feed_aside(data)
+            return
         stored = self.data
         tail = len(stored) - self.pos
         if type(stored) is bytearray and (tail > len(data) or (tail > 0 and not self.join_spans)):
             stored += data  # a frame spanning chunks grows in place (the common trickle)
             return
         if not data:
-            return
-        if self._aside is not None and self._aside_left:
-            self._feed_aside(data)
             return
         self.want = 0
         if tail <= 0:
