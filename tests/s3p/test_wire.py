@@ -214,3 +214,19 @@ def test_a_bad_crlf_after_a_large_payload_drops_the_payload_collected_aside() ->
     buffer.feed(b"$2\r\nok\r\n")  # nothing stale is handed out afterwards
     assert buffer.read_header() == (0x24, 2)
     assert buffer.take_bulk(2) == b"ok"
+
+
+def test_an_observer_reads_on_after_a_large_payload_with_a_bad_crlf() -> None:
+    from s3p_codec import Direction
+    from s3p_codec._core import Observed, ObservedError
+
+    size = 1 << 17
+    bad = b"*4\r\n$6\r\nAPPEND\r\n$1\r\ns\r\n*0\r\n*1\r\n$%d\r\n" % size
+    good = s3p.Connection(Role.CLIENT).send(s3p.Append(b"t", (b"hello",)))
+    observer = s3p.Observer()
+    seen = list(observer.observe(Direction.CLIENT_TO_SERVER, bad + b"x" * 1000))
+    seen += observer.observe(Direction.CLIENT_TO_SERVER, b"x" * (size - 1000) + b"!!\r\n")
+    for at in range(len(good)):  # byte by byte: the careful path reads the next command
+        seen += observer.observe(Direction.CLIENT_TO_SERVER, good[at : at + 1])
+    assert [type(item) for item in seen] == [ObservedError, Observed]
+    assert seen[1].event == s3p.Append(b"t", (b"hello",))  # type: ignore[union-attr]
