@@ -118,7 +118,7 @@ class ReceiveBuffer:
         return self._aside is not None or len(self.data) > self.pos
 
     def __repr__(self) -> str:
-        return f"<ReceiveBuffer {len(self)} bytes at offset {self.position}>"
+        return f"<{type(self).__name__} {len(self)} bytes at offset {self.position}>"
 
     @property
     def position(self) -> int:
