@@ -322,7 +322,7 @@ class CommandParser:
             if found is not None:
                 request, end = found
                 self.start = buf.base + pos
-                buf.pos = buf.scan = end
+                buf.pos = end
                 if end >= len(data):
                     buf.compact()
                 return request

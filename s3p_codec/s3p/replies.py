@@ -178,7 +178,7 @@ class ReplyParser:
                 head = _READ_HEAD(buf.data, pos)
                 if head is not None:
                     # The header line the careful path would read, consumed the same way.
-                    buf.pos = buf.scan = head.end()
+                    buf.pos = head.end()
                     count = int(head[1])
                     limit = request.count
                     if (
@@ -322,7 +322,7 @@ class ReplyParser:
                 break
         if prev is not first:
             self._prev = prev
-            buf.pos = buf.scan = end + 2
+            buf.pos = end + 2
         return pairs_left
 
     def _hand_over(
@@ -335,7 +335,7 @@ class ReplyParser:
         self._stamp = stamp
         self._bulk = size
         buf = self.buffer
-        buf.pos = buf.scan = start
+        buf.pos = start
         return pairs_left
 
     def _slow_element(self) -> bool:

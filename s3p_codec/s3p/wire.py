@@ -15,17 +15,11 @@
 - A header line is at most 21 bytes, so ``$99999999999`` is read whole and rejected against
   the limit before a byte of payload is waited for.
 
-``WireBuffer`` plays the part of ``_core.ReceiveBuffer`` with an interface the hot loops can
-index directly: the READ-reply fast path matches pair after pair with anchored regexes on the
-buffer's storage (``data``) from its read index (``pos``). It keeps
-``ReceiveBuffer``'s guarantees: consumption is O(1) amortised, a line search never re-reads
-bytes already searched, bounded lines, and ``offset`` is the absolute stream position (for
-Observers). Two things it does differently, measured: a chunk continuing a frame whose start
-is no larger than the chunk is joined with it into ``bytes``, where ``ReceiveBuffer`` grows a
-``bytearray`` (with that growth, varied READ replies in 64 KiB chunks decode 10-15% slower:
-records are copied out of a ``bytearray`` twice); and a large Bulk String payload is collected
-aside from its text header (``$<length>``), where ``ReceiveBuffer.take_frame`` needs a binary
-``struct`` header.
+``WireBuffer`` is ``_core.ReceiveBuffer`` (storage, adopted chunks, compaction, large payloads
+collected aside, absolute offsets for Observers) plus S3P's readers: CRLF lines with the eager
+errors above (a line search never re-reads bytes already searched), value headers, and Bulk
+String payloads by their declared length. The hot loops read the storage in place: the
+READ-reply fast path matches pair after pair with anchored regexes on ``data`` from ``pos``.
 
 ``WireReader`` is the generic reader of wire values (any nesting, bounded by an explicit stack,
 never by recursion); the typed parsers in ``commands`` and ``replies`` use the same primitives
@@ -36,6 +30,7 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
+from s3p_codec._core.buffer import ASIDE_MIN, ReceiveBuffer
 from s3p_codec.s3p.events import ErrorCode
 from s3p_codec.s3p.limits import MAX_HEADER_LINE, MAX_TEXT_LINE
 
@@ -57,9 +52,8 @@ BULK = 0x24  # "$"
 SIMPLE = 0x2B  # "+"
 ERROR = 0x2D  # "-"
 _CR = 0x0D
-BIG_BULK = 1 << 16
+BIG_BULK = ASIDE_MIN
 """Payloads this large that arrive in pieces are collected aside and joined once."""
-_BIG_PIECE = 1 << 14
 
 
 class Malformed(Exception):
@@ -112,138 +106,44 @@ def parse_number(digits: bytes | bytearray, what: str) -> int:
     raise bad_format(f"{what} must be ASCII decimal digits, got {bytes(digits)!r}")
 
 
-class WireBuffer:
-    """Received bytes, a read index and the absolute offset of the index.
+class WireBuffer(ReceiveBuffer):
+    """``_core.ReceiveBuffer`` with S3P's readers: CRLF lines, value headers, Bulk payloads.
 
-    ``data`` is either the last chunk received, adopted as is (``bytes``, no copy) when
-    everything before it was consumed, the unconsumed start of a frame joined with the chunk
-    that continues it (``bytes``, when that start is no larger than the chunk: at most twice
-    the chunk copied), or a ``bytearray`` accumulating chunks while a longer frame spans them
-    (one-byte feeds: amortised O(1) each). A large Bulk String payload spanning chunks is
-    collected aside as views of the chunks and joined once, so its bytes are copied once in all.
+    The storage, adopting chunks, joining or growing when a frame spans them, compaction and
+    collecting a large payload aside are the core buffer's (``_core/buffer.py``); this layer
+    adds only what S3P's text framing needs. The hot loops of ``commands`` and ``replies`` read
+    ``data`` from ``pos`` and move ``pos`` themselves, then ``compact``.
     """
 
-    __slots__ = ("base", "big", "big_left", "data", "pos", "scan", "want")
+    __slots__ = ()
 
-    def __init__(self) -> None:
-        self.data: bytes | bytearray = b""
-        self.pos = 0  # index in data of the first unconsumed byte
-        self.base = 0  # absolute stream offset of data[0]
-        self.scan = 0  # index in data before which no CRLF can start a line end
-        # Parsing cannot progress until len(data) >= want: one-byte feeds cost O(1) each.
-        self.want = 0
-        # The pieces of a large payload (views of immutable chunks, or coalesced small ones).
-        self.big: list[bytes | bytearray | memoryview] | None = None
-        self.big_left = 0  # payload bytes still to come into ``big``
+    join_spans = True  # records are sliced out of ``bytes``, once (see ``_core/buffer.py``)
 
-    def __len__(self) -> int:
-        return len(self.data) - self.pos
+    offset = ReceiveBuffer.position
+    """Absolute offset in the stream of the first unconsumed byte (the name S3P uses)."""
 
     @property
-    def offset(self) -> int:
-        """Absolute offset in the stream of the first unconsumed byte."""
-        return self.base + self.pos
+    def scan(self) -> int:
+        """Index in ``data`` before which no CRLF can start (searched already)."""
+        return max(self.pos, self.line_scan - self.base - 1)
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> None:
-        """Add a received chunk (kept by reference; a ``bytearray`` or ``memoryview`` is copied
-        first).
-        """
-        if type(chunk) is not bytes:
-            chunk = bytes(chunk)  # we keep chunks (and views of them): they must not change
-        left = self.big_left
-        if not left:
-            data = self.data
-            if type(data) is bytearray and len(data) - self.pos > len(chunk):
-                data += chunk  # a frame spanning chunks grows (the bytearray, in place)
-            else:
-                self._append(chunk)
-            return
-        # Diverting into a large payload: big pieces are kept as views of the chunk, small ones
-        # are coalesced, so the final join is the only full copy.
-        size = len(chunk)
-        big = self.big
-        assert big is not None
-        if size < left and size < _BIG_PIECE:
-            # A small piece inside the payload (a peer trickling bytes): the cheapest case.
-            self.big_left = left - size
-            self.base += size
-            tail = big[-1]
-            if type(tail) is bytearray:
-                tail += chunk
-            else:
-                big.append(bytearray(chunk))
-            return
-        taken = min(size, left)
-        if taken >= _BIG_PIECE:
-            big.append(memoryview(chunk)[:taken] if taken < size else chunk)
-        elif big and type(big[-1]) is bytearray:
-            big[-1] += chunk[:taken]
-        else:
-            big.append(bytearray(chunk[:taken]))
-        self.big_left = left - taken
-        if size > taken:
-            # The payload is complete; ``data`` is empty (it was consumed when the payload went
-            # aside), so the chunk becomes ``data``, its first ``taken`` bytes already consumed.
-            self.data = chunk
-            self.pos = self.scan = taken
-            self.want = 0
-        else:
-            self.base += taken  # those bytes never enter ``data``
-
-    def _append(self, chunk: bytes) -> None:
-        data = self.data
-        pos = self.pos
-        tail = len(data) - pos
-        if tail <= 0:
-            # Everything consumed: adopt the chunk itself.
-            self._shift(len(data))
-            self.data = chunk
-        elif tail <= len(chunk):
-            # A frame spans chunks and its start is no larger than the new chunk: join the two
-            # into one ``bytes`` (copying at most twice the chunk), so that records are sliced
-            # out of immutable bytes, once, instead of out of a bytearray, twice.
-            with memoryview(data) as view:
-                joined = b"".join((view[pos:], chunk))
-            self._shift(pos)
-            self.data = joined
-        elif type(data) is bytes:
-            # A long frame: from now on accumulate (the unconsumed tail only), in place.
-            grown = bytearray(memoryview(data)[pos:])
-            grown += chunk
-            self._shift(pos)
-            self.data = grown
-        else:
-            data += chunk
-
-    def _shift(self, size: int) -> None:
-        """``size`` bytes leave the front of ``data``: keep indices pointing at the same bytes."""
-        self.base += size
-        self.pos -= size
-        self.scan = max(0, self.scan - size)
-        self.want = max(0, self.want - size)
-
-    def compact(self) -> None:
-        """Drop consumed bytes when that is cheap (all of them) or amortised (half or more)."""
-        pos = self.pos
-        data = self.data
-        self.want = 0
-        if pos >= len(data):
-            self._shift(pos)
-            self.data = b""
-        elif pos >= 65536 and pos * 2 >= len(data) and type(data) is bytearray:
-            self._shift(pos)
-            del data[:pos]
+    @scan.setter
+    def scan(self, index: int) -> None:
+        self.line_scan = self.base + index + 1
 
     def discard(self, size: int) -> None:
         """Consume ``size`` bytes without looking at them (Observers skipping garbage)."""
-        self.pos = min(len(self.data), self.pos + size)
-        self.compact()
+        self.skip(size)
 
-    def read_line(self, bound: int) -> bytes | bytearray | None:
+    def read_line(  # type: ignore[override]  # S3P's rules: CRLF only, refused eagerly
+        self, bound: int
+    ) -> bytes | bytearray | None:
         """One CRLF-terminated line without its CRLF, or None; Malformed past ``bound`` bytes."""
         data = self.data
         start = self.pos
-        begin = max(start, self.scan)
+        base = self.base
+        # Resume just before the end of the last search: a CR there may begin the CRLF.
+        begin = max(start, self.line_scan - base - 1)
         end = data.find(CRLF, begin)
         if end < 0:
             size = len(data)
@@ -254,8 +154,7 @@ class WireBuffer:
                 raise bad_format("LF without CR: CRLF is the only line separator")
             if data.find(b"\r", begin, size - 1) >= 0:
                 raise bad_format("CR without LF: CRLF is the only line separator")
-            # A trailing CR may begin the terminator; never search those bytes again.
-            self.scan = size - 1 if size > start else start
+            self.line_scan = base + size  # never search these bytes again
             self.want = size + 1
             if size - start > bound + 1 or (size - start == bound + 1 and data[size - 1] != _CR):
                 raise bad_format(f"line longer than {bound} bytes without CRLF")
@@ -263,7 +162,6 @@ class WireBuffer:
         if end - start > bound:
             raise bad_format(f"line longer than {bound} bytes")
         self.pos = end + 2
-        self.scan = end + 2
         return data[start:end]
 
     def read_header(self) -> tuple[int, int | bytes | bytearray] | None:
@@ -299,27 +197,22 @@ class WireBuffer:
         raise bad_format(f"unsupported type byte {bytes([kind])!r} (S3P has + - $ * only)")
 
     def take_bulk(self, length: int) -> bytes | None:
-        """The payload of a Bulk String whose header was read, and its CRLF; None if short."""
+        """The payload of a Bulk String whose header was read, and its CRLF; None if short.
+
+        A payload of ``BIG_BULK`` bytes or more that is not all here is collected aside by the
+        core buffer (its header was consumed already, so nothing is put back).
+        """
+        if self._aside is not None:
+            return self._take_aside()
         data = self.data
         start = self.pos
-        if self.big is not None:
-            return self._take_big()
         end = start + length
         if len(data) < end + 2:
-            have = len(data) - start
-            if length >= BIG_BULK and have < length:
-                # Collect the rest of this payload aside (see ``feed``).
-                if type(data) is bytes:
-                    self.big = [memoryview(data)[start:]]
-                else:
-                    with memoryview(data) as view:
-                        self.big = [bytes(view[start:])]
-                self.big_left = length - have
-                self.pos = len(data)
-                self.compact()
-                self.want = 2
-                return None
-            self.want = end + 2
+            if length >= BIG_BULK and len(data) < end:
+                self.put_aside(start, end)
+                self.want = 2  # the payload, then its CRLF, must arrive first
+            else:
+                self.want = end + 2
             return None
         if data[end] != 0x0D or data[end + 1] != 0x0A:
             raise bad_format("Bulk String payload not followed by CRLF")
@@ -328,21 +221,19 @@ class WireBuffer:
                 value = bytes(view[start:end])
         else:
             value = bytes(data[start:end])
-        self.pos = self.scan = end + 2
+        self.pos = end + 2
         return value
 
-    def _take_big(self) -> bytes | None:
+    def _take_aside(self) -> bytes | None:
         data = self.data
         pos = self.pos
-        if self.big_left or len(data) < pos + 2:
+        if self._aside_left or len(data) < pos + 2:
             self.want = pos + 2
             return None
+        _, value = self.take_aside()
         if data[pos] != 0x0D or data[pos + 1] != 0x0A:
             raise bad_format("Bulk String payload not followed by CRLF")
-        assert self.big is not None
-        value = b"".join(self.big)
-        self.big = None
-        self.pos = self.scan = pos + 2
+        self.pos = pos + 2
         return value
 
 

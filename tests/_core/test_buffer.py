@@ -276,3 +276,63 @@ def test_a_huge_frame_fed_in_small_chunks_costs_linear_time() -> None:
     # Both sizes well past the CPU caches, so that only the algorithm differs.
     small, big = min(feed(8 << 20) for _ in range(2)), min(feed(32 << 20) for _ in range(2))
     assert big < small * 4 * 3, (small, big)  # linear with slack; quadratic would be about 16x
+
+
+# --- the storage read in place by codecs with their own readers --------------------------------
+
+
+class _Joining(ReceiveBuffer):
+    __slots__ = ()
+    join_spans = True
+
+
+def test_join_spans_joins_a_short_unconsumed_start_with_the_chunk_into_bytes() -> None:
+    buf = _Joining()
+    wire = _frame(1, b"one") + _frame(2, b"two")
+    buf.feed(wire[:12])
+    assert buf.take_frame(_FRAME, 16) == ((1, 3), b"one")
+    buf.feed(wire[12:])  # 3 bytes left of the frame, 6 arriving: one bytes of 9
+    assert type(buf.data) is bytes
+    assert (buf.data, buf.pos, buf.base) == (wire[9:], 0, 9)
+    assert buf.take_frame(_FRAME, 16) == ((2, 3), b"two")
+    # A start longer than the chunk still grows a bytearray, in place from then on.
+    buf.feed(wire[:8])
+    buf.feed(wire[8:9])
+    assert type(buf.data) is bytearray
+    buf.feed(wire[9:10])
+    assert buf.take_frame(_FRAME, 16) == ((1, 3), b"one")
+    assert buf.position == len(wire) + 9
+
+
+def test_want_is_cleared_whenever_the_storage_is_replaced_or_shifted() -> None:
+    buf = ReceiveBuffer()
+    buf.feed(b"abc")
+    buf.want = 10  # a codec's note: nothing to do below 10 bytes of storage
+    buf.feed(b"d")  # a bytearray is started: the indices changed
+    assert buf.want == 0
+    buf.want = 10
+    buf.feed(b"e")  # grown in place: the note still holds
+    assert buf.want == 10
+    buf.pos = 5
+    buf.compact()  # everything consumed: reset
+    assert (buf.want, buf.data, buf.position) == (0, b"", 5)
+    buf.want = 3
+    buf.feed(b"xyz")  # adopted
+    assert buf.want == 0
+
+
+def test_a_codec_with_its_own_headers_collects_a_payload_aside() -> None:
+    payload = bytes(range(256)) * 400  # over ASIDE_MIN
+    wire = b"LEN %d\n" % len(payload) + payload + b"!"
+    buf = ReceiveBuffer()
+    buf.feed(wire[:100])
+    buf.pos = wire.index(b"\n") + 1  # the codec read its text header itself
+    begin = buf.pos
+    buf.put_aside(begin, begin + len(payload))
+    assert buf.position == begin
+    for at in range(100, len(wire), 999):
+        buf.feed(wire[at : at + 999])
+    assert not buf._aside_left
+    assert buf.take_aside() == ((), payload)
+    assert buf.data[buf.pos : buf.pos + 1] == b"!"  # the trailer, checked by the codec
+    assert buf.position == len(wire) - 1

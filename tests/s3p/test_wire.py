@@ -183,3 +183,50 @@ def test_offsets_are_absolute_across_compaction() -> None:
         assert buffer.take_bulk(70000) == b"x" * 70000
         buffer.compact()
     assert buffer.offset == 3 * len(big)
+
+
+def test_the_wire_buffer_is_the_core_buffer_with_s3p_readers() -> None:
+    from s3p_codec._core import ReceiveBuffer
+
+    buffer = WireBuffer()
+    assert isinstance(buffer, ReceiveBuffer)
+    buffer.feed(b"+OK\r\n$3\r\nab")
+    assert buffer.read_header() == (0x2B, b"OK")
+    assert buffer.read_header() == (0x24, 3)
+    assert buffer.take_bulk(3) is None
+    buffer.feed(b"c\r\n")  # joined with the unconsumed start (no longer than it): one bytes
+    assert (type(buffer.data), buffer.pos) == (bytes, 0)
+    assert buffer.take_bulk(3) == b"abc"
+    assert buffer.offset == buffer.position == 14
+
+
+def test_a_bad_crlf_after_a_large_payload_drops_the_payload_collected_aside() -> None:
+    buffer = WireBuffer()
+    size = 1 << 17
+    buffer.feed(b"$%d\r\n" % size + b"x" * 1000)
+    assert buffer.read_header() == (0x24, size)
+    assert buffer.take_bulk(size) is None  # collected aside from here
+    buffer.feed(b"x" * (size - 1000) + b"!!")
+    with pytest.raises(Malformed, match="not followed by CRLF"):
+        buffer.take_bulk(size)
+    assert buffer.offset == len(b"$%d\r\n" % size) + size  # consumed up to the bad CRLF
+    buffer.discard(2)
+    buffer.feed(b"$2\r\nok\r\n")  # nothing stale is handed out afterwards
+    assert buffer.read_header() == (0x24, 2)
+    assert buffer.take_bulk(2) == b"ok"
+
+
+def test_an_observer_reads_on_after_a_large_payload_with_a_bad_crlf() -> None:
+    from s3p_codec import Direction
+    from s3p_codec._core import Observed, ObservedError
+
+    size = 1 << 17
+    bad = b"*4\r\n$6\r\nAPPEND\r\n$1\r\ns\r\n*0\r\n*1\r\n$%d\r\n" % size
+    good = s3p.Connection(Role.CLIENT).send(s3p.Append(b"t", (b"hello",)))
+    observer = s3p.Observer()
+    seen = list(observer.observe(Direction.CLIENT_TO_SERVER, bad + b"x" * 1000))
+    seen += observer.observe(Direction.CLIENT_TO_SERVER, b"x" * (size - 1000) + b"!!\r\n")
+    for at in range(len(good)):  # byte by byte: the careful path reads the next command
+        seen += observer.observe(Direction.CLIENT_TO_SERVER, good[at : at + 1])
+    assert [type(item) for item in seen] == [ObservedError, Observed]
+    assert seen[1].event == s3p.Append(b"t", (b"hello",))  # type: ignore[union-attr]
