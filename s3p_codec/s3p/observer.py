@@ -98,7 +98,9 @@ class _Side:
         self.closed = False
         self.hunting: tuple[RemoteProtocolError, int] | None = None  # error, start offset
         self.hunt_gap = False  # hunting after a gap: nothing to report when found
-        self.after_gap = False  # no byte seen since the gap: the next one may start a line
+        # Absolute offset right after a gap: nothing is known of the byte before it, so a frame
+        # may start there, as at a line start (however the bytes after the gap are chunked).
+        self.gap_end: int | None = None
         self.reset(0)
 
     def reset(self, offset: int) -> None:
@@ -248,7 +250,8 @@ class Observer:
             )
             side.hunting = None
         side.reset(start + size)
-        side.hunt_gap = side.after_gap = True
+        side.hunt_gap = True
+        side.gap_end = start + size
         self._lenient = True
         out.append(ObservedGap(direction, start, size, resynchronized=True))
         return out
@@ -298,7 +301,8 @@ class Observer:
                         )
                     )
                 side.hunting = None
-                side.hunt_gap = side.after_gap = False
+                side.hunt_gap = False
+                side.gap_end = None
             try:
                 if side.direction is Direction.CLIENT_TO_SERVER:
                     request = side.commands.next_command()
@@ -331,10 +335,11 @@ class Observer:
         buffer = side.buffer
         data = buffer.data
         pattern = _COMMAND_START if side.direction is Direction.CLIENT_TO_SERVER else _REPLY_START
+        base = buffer.base
         for match in pattern.finditer(data, buffer.pos):
             at = match.start()
             # A line starts after LF; right after a gap nothing is known, so its first byte may.
-            if (at > 0 and data[at - 1] == 0x0A) or (at == 0 and side.after_gap):
+            if (at > 0 and data[at - 1] == 0x0A) or base + at == side.gap_end:
                 buffer.pos = buffer.scan = at
                 offset = buffer.offset
                 buffer.compact()
@@ -346,7 +351,6 @@ class Observer:
             keep_from = len(data) - 1
         buffer.pos = buffer.scan = keep_from
         buffer.compact()
-        side.after_gap = side.after_gap and not data  # bytes seen since: no longer right at it
         return None
 
     def _remember(

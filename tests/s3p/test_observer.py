@@ -178,3 +178,46 @@ def test_a_command_right_after_a_chunk_boundary_is_found_when_resynchronising() 
     seen += observer.observe(UP, up[0] + up[0])
     assert [type(item) for item in seen] == [ObservedError, Observed]
     assert seen[1].start == len(b"*3\r\n+broken\r\nx") + len(up[0])
+
+
+@given(
+    conversations(),
+    st.integers(0, 400),
+    st.integers(0, 40),
+    st.lists(st.integers(1, 9), min_size=1, max_size=20),
+)
+def test_after_a_gap_the_output_does_not_depend_on_the_chunking(
+    conversation: list, cut: int, gap: int, sizes: list[int]
+) -> None:
+    # A capture that starts mid-stream (a zero gap) or loses bytes: the first byte after the
+    # gap may start a frame, whether it arrives alone or with the bytes after it.
+    up, down = wire(conversation)
+    streams = ((UP, b"".join(up)[cut:]), (DOWN, b"".join(down)[cut:]))
+    whole = s3p.Observer()
+    expected: list[object] = []
+    for direction, stream in streams:
+        expected += whole.gap(direction, gap)
+        expected += whole.observe(direction, stream)
+        expected += whole.close(direction)
+    observer = s3p.Observer()
+    got: list[object] = []
+    for direction, stream in streams:
+        got += observer.gap(direction, gap)
+        at = index = 0
+        while at < len(stream):
+            size = sizes[index % len(sizes)]
+            got += observer.observe(direction, stream[at : at + size])
+            at, index = at + size, index + 1
+        got += observer.close(direction)
+    assert comparable(got) == comparable(expected)
+
+
+def comparable(items: list[object]) -> list[object]:
+    """Outputs with each error's exception as its type, code and message (exceptions compare
+    by identity)."""
+    return [
+        (item.direction, item.start, item.skipped, item.resynchronized, str(item.error))
+        if isinstance(item, ObservedError)
+        else item
+        for item in items
+    ]
