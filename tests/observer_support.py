@@ -1,5 +1,6 @@
-"""Helpers shared by the Observer tests of the HTTP-based protocols: outputs of one direction,
-HTTP/1.1 chunking, and two directions fed in pieces, interleaved as a capture interleaves them."""
+"""Helpers shared by the Observer tests: outputs of one direction, HTTP/1.1 chunking, two
+directions fed in pieces, interleaved as a capture interleaves them, and one direction's
+damaged stream (cut, garbage, a gap) decoded whole and in pieces."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from s3p_codec import Direction
-from s3p_codec._core.observe import Observed
+from s3p_codec._core.observe import Observed, ObservedError
 
 
 def observed(outputs: Sequence[object], direction: Direction) -> list[Observed[object]]:
@@ -56,3 +57,37 @@ def interleaved(
             direction = direction.reverse
         outputs += observer.observe(direction, queues[direction].pop(0))
     return outputs
+
+
+def comparable(items: Sequence[object]) -> list[object]:
+    """Outputs with each error's exception as its code (exceptions compare by identity; a
+    message may quote more or fewer of the bad bytes, depending on what had arrived)."""
+    return [
+        (item.direction, item.start, item.skipped, item.resynchronized, item.error.code)
+        if isinstance(item, ObservedError)
+        else item
+        for item in items
+    ]
+
+
+def damaged_decoding(  # noqa: PLR0917 (the parts of one damage, in the order applied)
+    make: Any, stream: bytes, gap: int | None, garbage: bytes, at: int, sizes: Sequence[int]
+) -> tuple[list[object], list[object]]:
+    """Decode one client-to-server ``stream`` after an optional ``gap`` (0: a capture that
+    starts mid-stream), with ``garbage`` put in at ``at``, by a fresh Observer from ``make``:
+    fed whole, then in pieces of ``sizes`` (cycled). Both outputs, comparable."""
+    direction = Direction.CLIENT_TO_SERVER
+    at %= len(stream) + 1
+    damaged = stream[:at] + garbage + stream[at:]
+    runs = []
+    for cuts in ([len(damaged)], list(sizes)):
+        observer = make()
+        out: list[object] = [] if gap is None else list(observer.gap(direction, gap))
+        offset = index = 0
+        while offset < len(damaged):
+            size = cuts[index % len(cuts)]
+            out += observer.observe(direction, damaged[offset : offset + size])
+            offset, index = offset + size, index + 1
+        out += observer.close(direction)
+        runs.append(comparable(out))
+    return runs[0], runs[1]

@@ -88,6 +88,8 @@ class FrameSync:
         check: FrameCheck,
         *,
         anchor: bytes | None = None,
+        lookahead: int = 0,
+        final: bool = False,
     ) -> bool:
         """Drop bytes until a plausible frame starts ``buffer``; True when one does.
 
@@ -96,8 +98,12 @@ class FrameSync:
         ``data[start:end]`` (header included). ``anchor``, if given, is a byte string every
         payload starts with: only offsets a header before an anchor are tried. A candidate whose
         frame is not all here yet is waited for, so no byte is scanned twice per chunk.
+
+        ``lookahead``: bytes after the candidate that ``check`` also reads (the next frame's
+        header). They are waited for too, so the verdict is the same however the stream is
+        chunked; ``final`` (the stream ended) checks with what is there.
         """
-        if len(buffer) < self._await:
+        if len(buffer) < self._await and not final:
             return False
         self._await = 0
         data, start, end = buffer.window()
@@ -113,9 +119,12 @@ class FrameSync:
             length = payload_length(header.unpack_from(data, at))
             if length is not None:
                 stop = at + size + length
-                if stop > end:
+                if stop > end or (stop + lookahead > end and not final):
+                    if final:  # the stream ended inside this candidate: try the next offset
+                        at += 1
+                        continue
                     buffer.skip(at - start)
-                    self._await = stop - at
+                    self._await = stop + lookahead - at
                     return False
                 if check(data, at, stop):
                     buffer.skip(at - start)

@@ -127,8 +127,9 @@ class Observer:
         """No more bytes come in ``direction``: report a frame or append block the stream cut short.
         """
         side = self._sides[direction]
-        out: list[ObserverOutput[PravegaEvent]] = []
         buffer = side.buffer
+        # A scan may still succeed with a candidate that ends the stream (no header after it).
+        out = self._drain(side, final=True) if side.sync.scanning else []
         if side.sync.scanning:
             lost = side.sync.abandoned(direction, buffer.position + len(buffer))
             if lost is not None:
@@ -158,12 +159,13 @@ class Observer:
             and _MIN_PAYLOAD.get(kind, 0) <= length <= self.limits.max_frame
         )
 
-    def _scan(self, side: _Side) -> bool:
+    def _scan(self, side: _Side, *, final: bool = False) -> bool:
         """Drop bytes until a plausible header starts the buffer; False if more data needed.
 
-        A candidate header must be followed by a payload that decodes, and, when the bytes
-        are here, by another plausible header. A candidate whose frame is not all here yet is
-        waited for, so a resynchronisation never rescans the same bytes for every new chunk.
+        A candidate header must be followed by a payload that decodes, and by another plausible
+        header (unless the stream ended right after it: ``final``). A candidate whose frame and
+        following header are not all here yet is waited for: a resynchronisation never rescans
+        the same bytes for every new chunk, and finds the same frame however the bytes come.
         """
 
         def payload_length(fields: tuple[Any, ...]) -> int | None:
@@ -181,9 +183,11 @@ class Observer:
                 return self._plausible(side, following, size)
             return True
 
-        return side.sync.scan(side.buffer, HEADER, payload_length, check)
+        return side.sync.scan(
+            side.buffer, HEADER, payload_length, check, lookahead=HEADER_SIZE, final=final
+        )
 
-    def _drain(self, side: _Side) -> list[ObserverOutput[PravegaEvent]]:
+    def _drain(self, side: _Side, *, final: bool = False) -> list[ObserverOutput[PravegaEvent]]:
         out: list[ObserverOutput[PravegaEvent]] = []
         buffer = side.buffer
         direction = side.direction
@@ -192,7 +196,7 @@ class Observer:
             if not sync.drop(buffer):
                 return out
             if sync.scanning:
-                if not self._scan(side):
+                if not self._scan(side, final=final):
                     return out
                 found = sync.resynchronized(direction, buffer.position)
                 if found is not None:

@@ -98,9 +98,11 @@ class _Side:
         self.closed = False
         self.hunting: tuple[RemoteProtocolError, int] | None = None  # error, start offset
         self.hunt_gap = False  # hunting after a gap: nothing to report when found
-        # Absolute offset right after a gap: nothing is known of the byte before it, so a frame
-        # may start there, as at a line start (however the bytes after the gap are chunked).
-        self.gap_end: int | None = None
+        # An absolute offset that begins a line though the byte before it is not buffered:
+        # right after a gap (nothing is known of the byte before, so a frame may start there),
+        # or after an LF dropped while hunting. Kept as an offset, so that finding a frame
+        # start does not depend on how the bytes are chunked.
+        self.line_start: int | None = None
         self.reset(0)
 
     def reset(self, offset: int) -> None:
@@ -251,7 +253,7 @@ class Observer:
             side.hunting = None
         side.reset(start + size)
         side.hunt_gap = True
-        side.gap_end = start + size
+        side.line_start = start + size
         self._lenient = True
         out.append(ObservedGap(direction, start, size, resynchronized=True))
         return out
@@ -302,7 +304,7 @@ class Observer:
                     )
                 side.hunting = None
                 side.hunt_gap = False
-                side.gap_end = None
+                side.line_start = None
             try:
                 if side.direction is Direction.CLIENT_TO_SERVER:
                     request = side.commands.next_command()
@@ -326,7 +328,12 @@ class Observer:
                 side.hunting = (error, parser_start)
                 self._lenient = True
                 side.restart()
-                # Hunt after the start of the broken frame (its consumed bytes are gone).
+                # Hunt after the start of the broken frame (its consumed bytes are gone),
+                # noting whether the hunt begins a line before the byte before it goes.
+                hunt_from = max(buffer.offset, parser_start + 1)
+                before = hunt_from - 1 - buffer.base
+                if 0 <= before < len(buffer.data) and buffer.data[before] == 0x0A:
+                    side.line_start = hunt_from
                 if buffer.offset <= parser_start:
                     buffer.discard(parser_start + 1 - buffer.offset)
 
@@ -338,17 +345,17 @@ class Observer:
         base = buffer.base
         for match in pattern.finditer(data, buffer.pos):
             at = match.start()
-            # A line starts after LF; right after a gap nothing is known, so its first byte may.
-            if (at > 0 and data[at - 1] == 0x0A) or base + at == side.gap_end:
+            # A line starts after LF; at the buffer's first byte, ``line_start`` says.
+            if data[at - 1] == 0x0A if at > 0 else base == side.line_start:
                 buffer.pos = buffer.scan = at
                 offset = buffer.offset
                 buffer.compact()
                 return offset
-        # Keep the last bytes (never none): a start may straddle two chunks, and the byte
-        # before a candidate must still be there to tell whether it begins a line.
+        # Keep the last bytes: a start may straddle two chunks. Whether the first byte kept
+        # begins a line is noted before the byte before it goes.
         keep_from = max(buffer.pos, len(data) - _KEEP)
-        if data and keep_from >= len(data):
-            keep_from = len(data) - 1
+        if keep_from > 0 and data[keep_from - 1] == 0x0A:
+            side.line_start = base + keep_from
         buffer.pos = buffer.scan = keep_from
         buffer.compact()
         return None

@@ -28,6 +28,7 @@ but follow each command's schema, so that every limit is checked with the code t
 
 from __future__ import annotations
 
+import re
 from typing import TypeAlias
 
 from s3p_codec._core.buffer import ASIDE_MIN, ReceiveBuffer
@@ -97,13 +98,23 @@ def is_text(line: bytes | bytearray) -> bool:
     return not line.translate(None, _PRINTABLE)
 
 
+_DIGITS = re.compile(rb"[0-9]*")
+
+
 def parse_number(digits: bytes | bytearray, what: str) -> int:
-    """ "non-decimal values where numbers are expected" are rejected: digits only, no sign."""
+    """ "non-decimal values where numbers are expected" are rejected: digits only, no sign.
+
+    The message shows the digits up to the first byte that is not one, and no further: a
+    header line may be refused before it is complete, and the error must read the same
+    however the bytes were chunked.
+    """
     if digits.isdigit():
         return int(digits)
-    if digits in (b"-1", b"-"):
-        raise bad_format(f"RESP nulls are not part of S3P ({what} {bytes(digits)!r})")
-    raise bad_format(f"{what} must be ASCII decimal digits, got {bytes(digits)!r}")
+    if digits[:1] == b"-":
+        raise bad_format(f"RESP nulls and signs are not part of S3P ({what} starts with '-')")
+    run = _DIGITS.match(digits)  # always matches (maybe nothing)
+    shown = bytes(digits[: (run.end() if run else 0) + 1])
+    raise bad_format(f"{what} must be ASCII decimal digits, got {shown!r}")
 
 
 class WireBuffer(ReceiveBuffer):
@@ -150,9 +161,12 @@ class WireBuffer(ReceiveBuffer):
             # Eager: an LF here has no CR before it, and a CR before the last byte is followed
             # by something else; neither line can become valid ("MUST NOT accept LF-only or
             # CR-only separators"), so say so now instead of waiting for the line bound.
-            if data.find(b"\n", begin, size) >= 0:
+            # The first one in the stream is named, whatever the chunking showed first.
+            lf = data.find(b"\n", begin, size)
+            cr = data.find(b"\r", begin, size - 1)
+            if lf >= 0 and (cr < 0 or lf < cr):
                 raise bad_format("LF without CR: CRLF is the only line separator")
-            if data.find(b"\r", begin, size - 1) >= 0:
+            if cr >= 0:
                 raise bad_format("CR without LF: CRLF is the only line separator")
             self.line_scan = base + size  # never search these bytes again
             self.want = size + 1
