@@ -14,19 +14,23 @@ length, IPv6, IP options, a new or unknown conversation, one whose idle timeout 
 becomes a ``Segment`` and goes through ``FlowTable.add``, the general way.
 
 Consecutive in-order packets of one direction (a message sent in several segments, possibly
-with acknowledgements of the same conversation in between) go to the Observer in one call: an
-Observer gives the same output however its bytes are cut, and nothing else happens between
-those packets, so the rows are the same, in the same order; they only come once the last of
-them was read. Rows and errors are those ``FlowTable.add`` gives packet by packet: a test
-compares both ways on generated captures (drops, reorders, duplicates, snap cuts, resets,
-overlaps, mid-stream starts, idle gaps).
+with acknowledgements of the same conversation in between; ``RUN_BYTES`` at most) go to the
+Observer in one call: an Observer gives the same output however its bytes are cut, and nothing
+else happens between those packets, so the rows are the same, in the same order; they only come
+once the last of them was read. Not so while an Observer resynchronizes (after a gap, an error,
+or a start mid-stream: ``FlowDecoder.rough``), where what it finds may depend on the pieces:
+such a direction is fed packet by packet, as ``add`` feeds it.
+
+Rows and errors are those ``FlowTable.add`` gives packet by packet: a test compares both ways on
+generated captures (drops, reorders, duplicates, snap cuts, resets, overlaps, mid-stream starts,
+idle gaps).
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from s3p_codec._core import Direction
 from s3p_codec.capture.pcap import (
@@ -37,7 +41,7 @@ from s3p_codec.capture.pcap import (
     fast_ipv4_tcp,
     maybe_gunzip,
 )
-from s3p_codec.capture.scan import PacketRef, SegmentReader
+from s3p_codec.capture.scan import SegmentReader
 from s3p_codec.capture.table import Row
 
 if TYPE_CHECKING:
@@ -48,6 +52,9 @@ __all__ = ["scan"]
 _TCP_ACK = 0x10
 _NOT_PLAIN = 0x07  # FIN, SYN, RST
 _SEQ_MASK = 0xFFFFFFFF
+RUN_BYTES = 1 << 18
+"""Bytes of consecutive in-order payload one Observer call takes at most: a long one-way transfer
+is fed in pieces of this size, so what waits for the Observer stays small."""
 _PROGRESS_EVERY = 4096
 """Packets between two (possibly empty) row lists, so a progress bar moves in a silent file."""
 _LANE_FIELDS = "BxHxxHxBxx12sIIBB"
@@ -87,7 +94,7 @@ def scan(reader: SegmentReader, raw: IO[bytes], table: FlowTable) -> Iterator[li
 def _flush(
     decoder: FlowDecoder | None,
     direction: Direction | None,
-    packets: list[PacketRef],
+    packets: list[Any],
     payloads: list[bytes],
 ) -> list[Row]:
     if decoder is None or direction is None or not packets:
@@ -113,7 +120,7 @@ def _in_place(
     # other, whose payloads (all of ``run_direction``) the Observer has not seen yet.
     run_decoder: FlowDecoder | None = None
     run_direction: Direction | None = None
-    run_packets: list[PacketRef] = []
+    run_packets: list[Any] = []
     run_payloads: list[bytes] = []
     tick = _PROGRESS_EVERY
     try:
@@ -206,7 +213,11 @@ def _in_place(
                 table._now = ts
             decoder.last_seen = table._now
             if size:
-                if direction is not run_direction and run_packets:
+                if run_packets and (
+                    direction is not run_direction
+                    or half.next - run_packets[0] >= RUN_BYTES
+                    or direction in decoder.rough  # packet by packet (one packet late)
+                ):
                     rows = _flush(decoder, run_direction, run_packets, run_payloads)
                     run_packets, run_payloads = [], []
                     if rows:
@@ -216,7 +227,7 @@ def _in_place(
                 half.next = end
                 payload = buf[base + tcp_at + header : base + stop]
                 packet_ref = (end, file, number, ts, index, key, seq, ack, flags, payload, length)
-                run_packets.append(packet_ref)
+                run_packets += (end, file, number, ts)  # flat, as _PacketMap keeps them
                 run_payloads.append(payload)
             else:
                 packet_ref = (0, file, number, ts, index, key, seq, ack, flags, b"", 0)

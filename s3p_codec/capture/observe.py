@@ -122,14 +122,15 @@ def _endpoint_text(endpoint: Endpoint) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-Packet = tuple[Any, ...]
-"""What a row needs of a packet: a tuple whose first four items are (end offset of its payload,
-file, number, ts); longer when it is a ``PacketRef``."""
+Packet = Sequence[Any]
+"""What a row needs of a packet: (end offset of its payload, file, number, ts), the first four
+items of a ``PacketRef``."""
+_PACKET = 4
 
 
 def _packet(end: int, segment: Segment | PacketRef) -> Packet:
     if isinstance(segment, tuple):
-        return segment  # a PacketRef already is one
+        return segment[:_PACKET]
     return (end, segment.file, segment.number, segment.ts)
 
 
@@ -152,37 +153,41 @@ def _raw_key(sender: Endpoint, receiver: Endpoint) -> bytes | None:
 
 
 class _PacketMap:
-    """Which packet carried which offsets of one direction, from the last event reported on."""
+    """Which packet carried which offsets of one direction, from the last event reported on.
+
+    The packets lie flat in one list, four items each (``Packet``): a tuple per packet would be
+    an object for the garbage collector to count and look at, one per packet of the capture."""
 
     __slots__ = ("_entries", "_head")
 
     def __init__(self) -> None:
-        self._entries: list[Packet] = []  # by end offset, ascending
-        self._head = 0
+        self._entries: list[Any] = []  # by end offset, ascending
+        self._head = 0  # index of the first item of the first packet still needed
 
     def add(self, end: int, segment: Segment) -> None:
-        self._entries.append(_packet(end, segment))
+        self._entries += _packet(end, segment)
 
     def _find(self, offset: int, start: int) -> int:
         entries = self._entries
-        last = len(entries) - 1
+        last = len(entries) - _PACKET
         i = start
-        while i < last and entries[i][0] <= offset:
-            i += 1
+        while i < last and entries[i] <= offset:
+            i += _PACKET
         return i
 
     def span(self, start: int, end: int) -> tuple[Packet, Packet] | None:
         """First and last packet of the bytes [start, end); forget packets before ``start``."""
-        if not self._entries:
+        entries = self._entries
+        if not entries:
             return None
         head = self._find(start, self._head)
         tail = self._find(max(start, end - 1), head)
+        first, last = entries[head : head + _PACKET], entries[tail : tail + _PACKET]
         self._head = head
-        if head > 4096 and head * 2 > len(self._entries):
-            del self._entries[:head]
+        if head > 4096 * _PACKET and head * 2 > len(entries):
+            del entries[:head]
             self._head = 0
-            return self._entries[0], self._entries[tail - head]
-        return self._entries[head], self._entries[tail]
+        return first, last
 
 
 class FlowDecoder:
@@ -210,6 +215,10 @@ class FlowDecoder:
         self._requests: dict[int, float] = {}
         # Tuples, not sets: at most two members, and a set costs 216 bytes per flow.
         self._abandoned: tuple[Direction, ...] = ()
+        # Directions the Observer may be hunting in (fed a gap, or it reported an error or a
+        # gap): an Observer resynchronizing does not give the same output in every chunking of
+        # its bytes, so ``lanes`` feeds them packet by packet, as ``add`` does.
+        self.rough: tuple[Direction, ...] = ()
         self._begun: tuple[Direction, ...] = ()
         # Per sender whose direction has begun: its half, the other half, its direction.
         self._lanes: dict[Endpoint, tuple[HalfStream, HalfStream, Direction]] = {}
@@ -265,21 +274,22 @@ class FlowDecoder:
             self._raw = {}
 
     def observe_run(
-        self, direction: Direction, packets: list[PacketRef], payloads: list[bytes]
+        self, direction: Direction, packets: list[Any], payloads: list[bytes]
     ) -> list[Row]:
         """``_observe_data`` of in-order packets of one direction, one after the other, which
         ``lanes`` took (``HalfStream.take_next`` and all): one call of the Observer for all.
 
         Their rows are those the packets would give one by one, as every Observer gives the same
         output in any chunking of its bytes: the rows of the first ones come later (after the
-        last was read), never in another order, as nothing else came in between."""
-        size = packets[-1][0] - packets[0][0] + len(payloads[0])
+        last was read), never in another order, as nothing else came in between. ``packets``
+        are theirs as ``_PacketMap`` keeps them, flat: four items each."""
+        size = packets[-_PACKET] - packets[0] + len(payloads[0])
         if direction not in self._reported:  # only silent directions get an undecoded row
             entry = self._undecoded.get(direction)
             if entry is None:
-                self._undecoded[direction] = [packets[0], packets[-1], size]
+                self._undecoded[direction] = [packets[:_PACKET], packets[-_PACKET:], size]
             else:
-                entry[1] = packets[-1]
+                entry[1] = packets[-_PACKET:]
                 entry[2] += size
         observer = self._observer
         if observer is None or direction in self._abandoned:
@@ -461,7 +471,7 @@ class FlowDecoder:
             return []
         packets = self._maps.get(direction) or self._map(direction)
         # _PacketMap.add, without a call
-        packets._entries.append((offset + len(data), segment.file, segment.number, segment.ts))
+        packets._entries += (offset + len(data), segment.file, segment.number, segment.ts)
         try:
             outputs = observer.observe(direction, data)
         except Exception as exc:  # an Observer must not raise; keep the capture going
@@ -493,11 +503,13 @@ class FlowDecoder:
                 if midstream and _resynchronizes(observer):
                     # The capture began mid-stream: the first byte seen may sit inside a frame,
                     # so the Observer starts by hunting for a plausible frame start.
+                    self._roughen(direction)
                     rows.extend(self._rows(self._observe_gap(observer, direction, 0)))
             try:
                 if isinstance(item, StreamData):
                     outputs = observer.observe(direction, item.data)
                 elif isinstance(item, StreamGap):
+                    self._roughen(direction)
                     outputs = observer.gap(direction, item.size)
                 else:
                     outputs = observer.close(direction)
@@ -518,6 +530,10 @@ class FlowDecoder:
         if raw is not None and self._raw_lanes is not None:
             key = self.conversation.key
             self._raw_lanes[raw] = (self, halves[sender], halves[receiver], direction, key)
+
+    def _roughen(self, direction: Direction) -> None:
+        if direction not in self.rough:
+            self.rough += (direction,)
 
     def _abandon(self, direction: Direction) -> None:
         """Feed this direction no more, and forget which packets carried it."""
@@ -585,6 +601,7 @@ class FlowDecoder:
             if isinstance(out, Observed):
                 rows.append(self._event_row(out))
             elif isinstance(out, ObservedError):
+                self._roughen(out.direction)
                 span = self._map(out.direction).span(out.start, out.start + 1)
                 if span is None:
                     continue
@@ -607,6 +624,7 @@ class FlowDecoder:
                     )
                 )
             elif isinstance(out, ObservedGap):
+                self._roughen(out.direction)
                 span = self._map(out.direction).span(out.start, out.start + max(out.size, 1))
                 if span is None:
                     continue

@@ -12,6 +12,7 @@ import datetime
 import html
 import json
 import math
+import operator
 from array import array
 from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
@@ -72,6 +73,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("detail", "str", False, "short human-readable description"),
 )
 COLUMN_NAMES = tuple(c.name for c in COLUMNS)
+_COLUMN_VALUES = operator.attrgetter(*COLUMN_NAMES)
+"""A row's written columns as one tuple: one C call, not twenty attribute reads in Python."""
 
 
 @attrs.frozen(slots=True)
@@ -102,11 +105,12 @@ class Row:
 
     def as_dict(self) -> dict[str, Any]:
         """The written columns, in ``COLUMNS`` order."""
-        return {name: getattr(self, name) for name in COLUMN_NAMES}
+        return dict(zip(COLUMN_NAMES, _COLUMN_VALUES(self), strict=True))
 
     def as_tuple(self) -> tuple[Any, ...]:
         """The written columns as a tuple (Spark rows)."""
-        return tuple(getattr(self, name) for name in COLUMN_NAMES)
+        values: tuple[Any, ...] = _COLUMN_VALUES(self)
+        return values
 
     def _repr_html_(self) -> str:
         cells = "".join(

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from s3p_codec import Role, pravega
-from s3p_codec.capture import Limits, Row, decode_files, decode_stream
+from s3p_codec.capture import Limits, Row, decode_files, decode_stream, lanes
 from s3p_codec.capture.pcap import LINKTYPE_ETHERNET, LINKTYPE_LINUX_SLL, LINKTYPE_RAW
 from tests.capture.conftest import s3p_exchanges
 from tests.capture.synth import ACK, PSH, Flow, Frame, write_capture
@@ -120,14 +120,21 @@ LIMITS = [None, Limits(idle_timeout=5.0, max_flows=2, max_pending=1500)]
     max_examples=80, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )  # fmt: skip
-@given(capture=captures(), limits=st.sampled_from(LIMITS), decode_as=st.booleans())
+@given(
+    capture=captures(), limits=st.sampled_from(LIMITS), decode_as=st.booleans(),
+    run_bytes=st.sampled_from([lanes.RUN_BYTES, 1, 600]),
+)  # fmt: skip
 def test_the_lanes_give_the_rows_of_the_general_way(
-    tmp_path: Path, capture: bytes, limits: Limits | None, decode_as: bool
+    tmp_path: Path, capture: bytes, limits: Limits | None, decode_as: bool, run_bytes: int
 ) -> None:
     path = tmp_path / "cap.pcap"
     path.write_bytes(capture)
     ports = {5555: "s3p"} if decode_as else None
-    fast = list(decode_files([str(path)], ports, limits=limits))
+    default, lanes.RUN_BYTES = lanes.RUN_BYTES, run_bytes  # runs cut short too
+    try:
+        fast = list(decode_files([str(path)], ports, limits=limits))
+    finally:
+        lanes.RUN_BYTES = default
     with open(path, "rb") as f:
         general = list(decode_stream(f, ports, name=str(path), limits=limits))
     assert _rows(fast) == _rows(general)
