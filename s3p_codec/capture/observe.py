@@ -42,7 +42,7 @@ from s3p_codec.capture.pcap import (
     read_packets,
 )
 from s3p_codec.capture.scan import PacketRef, SegmentReader, segment_of
-from s3p_codec.capture.table import Row
+from s3p_codec.capture.table import LATER, Row
 from s3p_codec.capture.tcp import (
     DEFAULT_MAX_PENDING,
     HELD_PIECE_COST,
@@ -670,7 +670,7 @@ class FlowDecoder:
             first[1], first[2], last[2], first[3], texts[1], texts[2], texts[3],
             _DIRECTION_TEXT[direction], self.protocol or "unknown", "event", type(event).__name__,
             pair_id, latency, get("stream"), get("offset"), get("count"), get("payload_bytes"),
-            out.end - out.start, get("error_code"), short_repr(event), event,
+            out.end - out.start, get("error_code"), LATER, event,
         )  # fmt: skip
 
     def _crash_row(self, direction: Direction, exc: Exception) -> Row:

@@ -121,6 +121,45 @@ class Row:
         return f"<table>{cells}<tr><th>event</th><td><code>{event}</code></td></tr></table>"
 
 
+class _Later(str):
+    """The type of ``LATER``."""
+
+    __slots__ = ()
+
+
+LATER = _Later("")
+"""What an event row is given as its ``detail`` when it is built: the text (``short_repr`` of
+the event) is made the first time ``row.detail`` is read, and kept. Most readers never ask
+(counting, ``stats``, the table, which shows the detail of other rows only)."""
+
+
+class _Detail:
+    """``Row.detail``: the slot attrs made for it, read through here so that ``LATER`` becomes
+    the text of ``row.event``. Every reader (``==``, ``hash``, ``repr``, pickling,
+    ``as_tuple``) goes through here, so a row's values are the same as when the text was made
+    up front."""
+
+    def __init__(self, slot: Any) -> None:
+        self._slot = slot
+
+    def __get__(self, row: Row | None, owner: type | None = None) -> Any:
+        if row is None:
+            return self._slot
+        value = self._slot.__get__(row, owner)
+        if type(value) is _Later:
+            from s3p_codec.capture.describe import short_repr  # noqa: PLC0415 - no cycle at load
+
+            value = short_repr(row.event)
+            self._slot.__set__(row, value)
+        return value
+
+    def __set__(self, row: Row, value: str) -> None:
+        self._slot.__set__(row, value)
+
+
+setattr(Row, "detail", _Detail(Row.__dict__["detail"]))  # noqa: B010 - replaces attrs' slot
+
+
 _PANDAS_DTYPES = {"str": "string", "int": "Int64", "float": "Float64", "bool": "boolean"}
 
 
