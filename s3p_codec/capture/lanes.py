@@ -97,6 +97,7 @@ def _flush(
     packets: list[Any],
     payloads: list[bytes],
 ) -> list[Row]:
+    """The rows of a run's payloads, given to its Observer now."""
     if decoder is None or direction is None or not packets:
         return []
     return decoder.observe_run(direction, packets, payloads)
@@ -105,6 +106,8 @@ def _flush(
 def _in_place(
     reader: SegmentReader, raw: IO[bytes], linktype: int, table: FlowTable
 ) -> Iterator[list[Row]]:
+    """``scan`` of a file ``SegmentReader.in_place`` reads: its records, each through a lane
+    or the general way."""
     file, index = reader.file, reader.file_index
     frame = FRAMES[linktype]
     at, ethertype_at, _ = frame
