@@ -18,6 +18,8 @@ numbers and capture time, and pairs replies with requests through the Observer's
 
 from __future__ import annotations
 
+import socket
+import struct
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
@@ -26,6 +28,7 @@ import attrs
 
 import s3p_codec
 from s3p_codec._core import Direction, Observed, ObservedError, ObservedGap, Observer
+from s3p_codec.capture import lanes
 from s3p_codec.capture.describe import describe_event, plain, short_repr, shorten
 from s3p_codec.capture.detect import DEFAULT_PORTS, SNIFF_LIMIT, sniff
 from s3p_codec.capture.pcap import (
@@ -38,8 +41,8 @@ from s3p_codec.capture.pcap import (
     maybe_gunzip,
     read_packets,
 )
-from s3p_codec.capture.scan import SegmentReader
-from s3p_codec.capture.table import Row
+from s3p_codec.capture.scan import PacketRef, SegmentReader, segment_of
+from s3p_codec.capture.table import LATER, Row
 from s3p_codec.capture.tcp import (
     DEFAULT_MAX_PENDING,
     HELD_PIECE_COST,
@@ -119,38 +122,72 @@ def _endpoint_text(endpoint: Endpoint) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+Packet = Sequence[Any]
+"""What a row needs of a packet: (end offset of its payload, file, number, ts), the first four
+items of a ``PacketRef``."""
+_PACKET = 4
+
+
+def _packet(end: int, segment: Segment | PacketRef) -> Packet:
+    if isinstance(segment, tuple):
+        return segment[:_PACKET]
+    return (end, segment.file, segment.number, segment.ts)
+
+
+Lane = tuple["FlowDecoder", HalfStream, HalfStream, Direction | None, FlowKey]
+"""What ``lanes`` needs to take a packet of one direction of an open conversation without a
+``Segment``: its decoder, the sender's half, the other half, the direction (None until it has
+begun: then only packets without payload take the lane) and the conversation's key."""
+
+
+def _raw_key(sender: Endpoint, receiver: Endpoint) -> bytes | None:
+    """The 12 bytes of an IPv4 packet from ``sender`` to ``receiver`` that name them: addresses
+    (IP header) and ports (TCP header), as they follow each other in the packet; None for IPv6."""
+    if ":" in sender[0] or ":" in receiver[0]:
+        return None
+    return (
+        socket.inet_aton(sender[0])
+        + socket.inet_aton(receiver[0])
+        + struct.pack("!HH", sender[1], receiver[1])
+    )
+
+
 class _PacketMap:
-    """Which packet carried which offsets of one direction, from the last event reported on."""
+    """Which packet carried which offsets of one direction, from the last event reported on.
+
+    The packets lie flat in one list, four items each (``Packet``): a tuple per packet would be
+    an object for the garbage collector to count and look at, one per packet of the capture."""
 
     __slots__ = ("_entries", "_head")
 
     def __init__(self) -> None:
-        self._entries: list[tuple[int, Segment]] = []  # (end offset, segment), ascending
-        self._head = 0
+        self._entries: list[Any] = []  # by end offset, ascending
+        self._head = 0  # index of the first item of the first packet still needed
 
     def add(self, end: int, segment: Segment) -> None:
-        self._entries.append((end, segment))
+        self._entries += _packet(end, segment)
 
     def _find(self, offset: int, start: int) -> int:
         entries = self._entries
-        last = len(entries) - 1
+        last = len(entries) - _PACKET
         i = start
-        while i < last and entries[i][0] <= offset:
-            i += 1
+        while i < last and entries[i] <= offset:
+            i += _PACKET
         return i
 
-    def span(self, start: int, end: int) -> tuple[Segment, Segment] | None:
+    def span(self, start: int, end: int) -> tuple[Packet, Packet] | None:
         """First and last packet of the bytes [start, end); forget packets before ``start``."""
-        if not self._entries:
+        entries = self._entries
+        if not entries:
             return None
         head = self._find(start, self._head)
         tail = self._find(max(start, end - 1), head)
+        first, last = entries[head : head + _PACKET], entries[tail : tail + _PACKET]
         self._head = head
-        if head > 4096 and head * 2 > len(self._entries):
-            del self._entries[:head]
+        if head > 4096 * _PACKET and head * 2 > len(entries):
+            del entries[:head]
             self._head = 0
-            return self._entries[0][1], self._entries[tail - head][1]
-        return self._entries[head][1], self._entries[tail][1]
+        return first, last
 
 
 class FlowDecoder:
@@ -161,6 +198,7 @@ class FlowDecoder:
         conversation: Conversation,
         decode_as: Mapping[int, str],
         observers: Callable[[str], Observer[Any]] = default_observer,
+        lanes: dict[bytes, Lane] | None = None,
     ) -> None:
         self.conversation = conversation
         self._decode_as = decode_as
@@ -177,6 +215,10 @@ class FlowDecoder:
         self._requests: dict[int, float] = {}
         # Tuples, not sets: at most two members, and a set costs 216 bytes per flow.
         self._abandoned: tuple[Direction, ...] = ()
+        # Directions the Observer may be hunting in (fed a gap, or it reported an error or a
+        # gap): an Observer resynchronizing does not give the same output in every chunking of
+        # its bytes, so ``lanes`` feeds them packet by packet, as ``add`` does.
+        self.rough: tuple[Direction, ...] = ()
         self._begun: tuple[Direction, ...] = ()
         # Per sender whose direction has begun: its half, the other half, its direction.
         self._lanes: dict[Endpoint, tuple[HalfStream, HalfStream, Direction]] = {}
@@ -185,16 +227,87 @@ class FlowDecoder:
         self._gap_reasons: dict[tuple[Direction, int], str] = {}  # a few at most, popped
         self._held_bytes = 0
         self._held_payload = False  # bytes or gaps among the held items
-        self.last_segment = conversation.first
+        self._last: Segment | PacketRef = conversation.first
         self.last_seen = conversation.first.ts
         self.carried_data = False
         self._texts: tuple[Endpoint | None, str, str, str] | None = None  # see _endpoint_texts
+        # The table's lanes (``lanes`` module), and this conversation's keys in them per sender.
+        self._raw_lanes = lanes
+        self._raw: dict[Endpoint, bytes] = {}
+        if lanes is not None:
+            self._open_raw_lanes(lanes)
+
+    @property
+    def last_segment(self) -> Segment:
+        """The last segment of this conversation taken so far."""
+        last = self._last
+        if isinstance(last, Segment):
+            return last
+        self._last = segment = segment_of(last)
+        return segment
+
+    @last_segment.setter
+    def last_segment(self, segment: Segment) -> None:
+        self._last = segment
+
+    # -- lanes -------------------------------------------------------------------------------
+
+    def _open_raw_lanes(self, lanes: dict[bytes, Lane]) -> None:
+        """Let packets without payload of either side take the lanes from now on."""
+        conv = self.conversation
+        halves = conv.halves
+        for sender in halves:
+            receiver = next((e for e in halves if e != sender), sender)
+            raw = _raw_key(sender, receiver)
+            if raw is not None:
+                self._raw[sender] = raw
+                lanes[raw] = (self, halves[sender], halves[receiver], None, conv.key)
+
+    def close_lanes(self) -> None:
+        """Take no more packets through the lanes: the table forgets this conversation."""
+        lanes = self._raw_lanes
+        if lanes is not None:
+            for raw in self._raw.values():
+                lane = lanes.get(raw)
+                if lane is not None and lane[0] is self:
+                    del lanes[raw]
+            self._raw = {}
+
+    def observe_run(
+        self, direction: Direction, packets: list[Any], payloads: list[bytes]
+    ) -> list[Row]:
+        """``_observe_data`` of in-order packets of one direction, one after the other, which
+        ``lanes`` took (``HalfStream.take_next`` and all): one call of the Observer for all.
+
+        Their rows are those the packets would give one by one, as every Observer gives the same
+        output in any chunking of its bytes: the rows of the first ones come later (after the
+        last was read), never in another order, as nothing else came in between. ``packets``
+        are theirs as ``_PacketMap`` keeps them, flat: four items each."""
+        size = packets[-_PACKET] - packets[0] + len(payloads[0])
+        if direction not in self._reported:  # only silent directions get an undecoded row
+            entry = self._undecoded.get(direction)
+            if entry is None:
+                self._undecoded[direction] = [packets[:_PACKET], packets[-_PACKET:], size]
+            else:
+                entry[1] = packets[-_PACKET:]
+                entry[2] += size
+        observer = self._observer
+        if observer is None or direction in self._abandoned:
+            return []
+        (self._maps.get(direction) or self._map(direction))._entries += packets
+        data = payloads[0] if len(payloads) == 1 else b"".join(payloads)
+        try:
+            outputs = observer.observe(direction, data)
+        except Exception as exc:  # an Observer must not raise; keep the capture going
+            self._abandon(direction)
+            return [self._crash_row(direction, exc)]
+        return self._rows(outputs) if outputs else []
 
     # -- input -------------------------------------------------------------------------------
 
     def add(self, segment: Segment) -> list[Row]:
         """Take one segment of this conversation; return the rows it completes."""
-        self.last_segment = segment
+        self._last = segment
         if segment.payload or segment.length:
             self.carried_data = True
             if self._lanes:
@@ -214,11 +327,11 @@ class FlowDecoder:
         rows = self.finish()
         if not self.carried_data:
             return rows
-        seg = self.last_segment
+        last = _packet(0, self._last)
         rows.append(
             self._row(
                 Direction.CLIENT_TO_SERVER,
-                (seg, seg),
+                (last, last),
                 "evicted",
                 event_type,
                 pair_id=None,
@@ -347,16 +460,18 @@ class FlowDecoder:
         """``_feed`` of one ``StreamData`` in a direction already begun (the common case)."""
         if direction not in self._reported:  # only silent directions get an undecoded row
             entry = self._undecoded.get(direction)
+            packet = _packet(offset + len(data), segment)
             if entry is None:
-                self._undecoded[direction] = [segment, segment, len(data)]
+                self._undecoded[direction] = [packet, packet, len(data)]
             else:
-                entry[1] = segment
+                entry[1] = packet
                 entry[2] += len(data)
         observer = self._observer
         if observer is None or direction in self._abandoned:
             return []
         packets = self._maps.get(direction) or self._map(direction)
-        packets._entries.append((offset + len(data), segment))  # _PacketMap.add, without a call
+        # _PacketMap.add, without a call
+        packets._entries += (offset + len(data), segment.file, segment.number, segment.ts)
         try:
             outputs = observer.observe(direction, data)
         except Exception as exc:  # an Observer must not raise; keep the capture going
@@ -388,11 +503,13 @@ class FlowDecoder:
                 if midstream and _resynchronizes(observer):
                     # The capture began mid-stream: the first byte seen may sit inside a frame,
                     # so the Observer starts by hunting for a plausible frame start.
+                    self._roughen(direction)
                     rows.extend(self._rows(self._observe_gap(observer, direction, 0)))
             try:
                 if isinstance(item, StreamData):
                     outputs = observer.observe(direction, item.data)
                 elif isinstance(item, StreamGap):
+                    self._roughen(direction)
                     outputs = observer.gap(direction, item.size)
                 else:
                     outputs = observer.close(direction)
@@ -404,10 +521,19 @@ class FlowDecoder:
         return rows
 
     def _open_lane(self, sender: Endpoint, direction: Direction) -> None:
-        """Let ``add`` take ``sender``'s in-order segments straight to the Observer."""
+        """Let ``add`` (and ``lanes``) take ``sender``'s in-order segments straight to the
+        Observer."""
         halves = self.conversation.halves
         receiver = next((e for e in halves if e != sender), sender)
         self._lanes[sender] = (halves[sender], halves[receiver], direction)
+        raw = self._raw.get(sender)
+        if raw is not None and self._raw_lanes is not None:
+            key = self.conversation.key
+            self._raw_lanes[raw] = (self, halves[sender], halves[receiver], direction, key)
+
+    def _roughen(self, direction: Direction) -> None:
+        if direction not in self.rough:
+            self.rough += (direction,)
 
     def _abandon(self, direction: Direction) -> None:
         """Feed this direction no more, and forget which packets carried it."""
@@ -432,10 +558,11 @@ class FlowDecoder:
             return
         entry = self._undecoded.get(direction)
         size = len(item.data) if isinstance(item, StreamData) else item.size
+        packet = _packet(item.offset + size, item.segment)
         if entry is None:
-            self._undecoded[direction] = [item.segment, item.segment, size]
+            self._undecoded[direction] = [packet, packet, size]
         else:
-            entry[1] = item.segment
+            entry[1] = packet
             entry[2] += size
 
     def _undecoded_rows(self) -> list[Row]:
@@ -474,6 +601,7 @@ class FlowDecoder:
             if isinstance(out, Observed):
                 rows.append(self._event_row(out))
             elif isinstance(out, ObservedError):
+                self._roughen(out.direction)
                 span = self._map(out.direction).span(out.start, out.start + 1)
                 if span is None:
                     continue
@@ -496,6 +624,7 @@ class FlowDecoder:
                     )
                 )
             elif isinstance(out, ObservedGap):
+                self._roughen(out.direction)
                 span = self._map(out.direction).span(out.start, out.start + max(out.size, 1))
                 if span is None:
                     continue
@@ -529,26 +658,26 @@ class FlowDecoder:
         latency = None
         if pair_id is not None:
             if direction is Direction.CLIENT_TO_SERVER:
-                self._requests.setdefault(pair_id, last.ts)
+                self._requests.setdefault(pair_id, last[3])
             elif pair_id in self._requests:
-                latency = (first.ts - self._requests[pair_id]) * 1000.0
+                latency = (first[3] - self._requests[pair_id]) * 1000.0
         fields = describe_event(event)
         get = fields.get
         texts = self._texts
         if texts is None or texts[0] is not self.client:
             texts = self._texts = self._endpoint_texts()
         return Row(
-            first.file, first.number, last.number, first.ts, texts[1], texts[2], texts[3],
+            first[1], first[2], last[2], first[3], texts[1], texts[2], texts[3],
             _DIRECTION_TEXT[direction], self.protocol or "unknown", "event", type(event).__name__,
             pair_id, latency, get("stream"), get("offset"), get("count"), get("payload_bytes"),
-            out.end - out.start, get("error_code"), short_repr(event), event,
+            out.end - out.start, get("error_code"), LATER, event,
         )  # fmt: skip
 
     def _crash_row(self, direction: Direction, exc: Exception) -> Row:
-        seg = self.conversation.first
+        first = _packet(0, self.conversation.first)
         return self._row(
             direction,
-            (seg, seg),
+            (first, first),
             "error",
             type(exc).__name__,
             pair_id=None,
@@ -569,7 +698,7 @@ class FlowDecoder:
     def _row(
         self,
         direction: Direction,
-        span: tuple[Segment, Segment],
+        span: tuple[Packet, Packet],
         kind: str,
         event_type: str,
         *,
@@ -589,10 +718,10 @@ class FlowDecoder:
         if texts is None or texts[0] is not self.client:
             texts = self._texts = self._endpoint_texts()
         return Row(
-            file=first.file,
-            first_packet=first.number,
-            last_packet=last.number,
-            ts=first.ts,
+            file=first[1],
+            first_packet=first[2],
+            last_packet=last[2],
+            ts=first[3],
             conversation=texts[1],
             client=texts[2],
             server=texts[3],
@@ -678,6 +807,9 @@ class FlowTable:
         # No open conversation was last seen before this (capture time): idle ones are looked
         # for only once the idle timeout has passed since then, not at every segment.
         self._oldest_seen = float("inf")
+        # Set to a dict by ``lanes.scan``, which then takes packets of open conversations
+        # through it (see ``Lane``); None: every packet comes through ``add``.
+        self.lanes: dict[bytes, Lane] | None = None
 
     @classmethod
     def with_limits(
@@ -711,12 +843,13 @@ class FlowTable:
         elif segment.flags & TCP_SYN and decoder.conversation.is_new_connection(segment):
             rows += decoder.finish()
             del flows[key]
+            decoder.close_lanes()
             decoder = None
         if decoder is None:
             if len(flows) >= self.limits.max_flows:
                 rows += self._evict_oldest()
             conv = Conversation(key, segment, self.limits.max_pending)
-            decoder = FlowDecoder(conv, self.decode_as, self.observers)
+            decoder = FlowDecoder(conv, self.decode_as, self.observers, self.lanes)
             flows[key] = decoder
             self._oldest_seen = min(self._oldest_seen, self._now)
         else:
@@ -727,6 +860,7 @@ class FlowTable:
         if conversation.closing and conversation.finished:
             rows += decoder.finish()
             del flows[key]
+            decoder.close_lanes()
             self._remember_closed(key, segment.ts)
         return rows
 
@@ -741,6 +875,7 @@ class FlowTable:
                 self._oldest_seen = oldest.last_seen  # the least recently seen of those open
                 break
             del flows[key]
+            oldest.close_lanes()
             idle = self._now - oldest.last_seen
             rows += oldest.evict(
                 "IdleTimeout",
@@ -754,6 +889,7 @@ class FlowTable:
 
     def _evict_oldest(self) -> list[Row]:
         key, oldest = self.flows.popitem(last=False)
+        oldest.close_lanes()
         self._remember_closed(key, self._now)
         return oldest.evict(
             "FlowLimit",
@@ -800,6 +936,7 @@ class FlowTable:
         rows: list[Row] = []
         for decoder in self.flows.values():
             rows += decoder.finish()
+            decoder.close_lanes()
         self.flows = OrderedDict()
         self._closed.clear()
         return rows
@@ -884,8 +1021,7 @@ def decode_files(
             try:
                 with open(path, "rb") as raw:
                     reader = SegmentReader(path, raw, path, index)
-                    for segment in reader:
-                        rows = table.add(segment)
+                    for rows in lanes.scan(reader, raw, table):
                         if rows:
                             yield from rows
                         if bar is not None and reader.packets >= tick:

@@ -11,6 +11,11 @@ one chunk earlier); pipes (nothing is read ahead of the current record); and eve
 in-place reader does not take (IPv6, VLAN tags, anything odd goes through dpkt, as
 ``decode_packet`` does). Both ways give the same segments and the same errors at the same
 packet: a test checks it.
+
+``decode_files`` reads the records here too (``SegmentReader.records``), but most of them never
+become a ``Segment``: ``lanes`` hands an in-order packet's payload straight to its flow. What it
+keeps of such a packet is a ``PacketRef``, a plain tuple from which ``segment_of`` builds the
+``Segment`` only when something asks for it.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from s3p_codec.capture.pcap import (
+    _ADDRESSES,
     _MIN_SANE_CAPLEN,
     _PCAP_MAGIC,
     FRAMES,
@@ -27,6 +33,7 @@ from s3p_codec.capture.pcap import (
     CaptureFileError,
     Packet,
     Segment,
+    _address,
     _decode_with_dpkt,
     _read_exactly,
     decode_packet,
@@ -35,7 +42,32 @@ from s3p_codec.capture.pcap import (
     read_packets,
 )
 
-__all__ = ["SegmentReader"]
+__all__ = ["PacketRef", "Record", "SegmentReader", "segment_of"]
+
+PacketRef = tuple[int, str, int, float, int, bytes, int, int, int, bytes, int]
+"""A TCP packet kept without its ``Segment``: (end offset of its payload in its direction's
+stream, file, number, ts, file index, the 12 bytes of its IPv4 addresses and ports as they lie in
+the packet, seq, ack, flags, payload, length). Its first four items are what a row needs of a
+packet (see ``observe._PacketMap``); ``segment_of`` makes the rest into the ``Segment``."""
+
+Record = tuple[bytes, int, int, int, float]
+"""One record of a classic pcap file read in place: (chunk, where the frame starts in the chunk,
+captured length, packet number, timestamp)."""
+
+_PORTS = struct.Struct("!HH")
+
+
+def segment_of(packet: Segment | PacketRef) -> Segment:
+    """The ``Segment`` of a packet: itself, or the one a ``PacketRef`` stands for."""
+    if isinstance(packet, Segment):
+        return packet
+    _, file, number, ts, file_index, key, seq, ack, flags, payload, length = packet
+    src_raw, dst_raw = key[:4], key[4:8]
+    sport, dport = _PORTS.unpack_from(key, 8)
+    return Segment(
+        file, file_index, number, ts, _ADDRESSES.get(src_raw) or _address(src_raw), sport,
+        _ADDRESSES.get(dst_raw) or _address(dst_raw), dport, seq, ack, flags, payload, length,
+    )  # fmt: skip
 
 
 class SegmentReader:
@@ -59,6 +91,7 @@ class SegmentReader:
         self.file = path if file is None else file
         self.file_index = file_index
         self.packets = 0
+        self._format = ("<", 1_000_000, 0)  # byte order, timestamp divisor, snap length
 
     def __iter__(self) -> Iterator[Segment]:
         if self.stream is not None:
@@ -69,17 +102,34 @@ class SegmentReader:
 
     def _segments(self, raw: IO[bytes]) -> Iterator[Segment]:
         stream = maybe_gunzip(raw)
-        if stream is raw and _seekable(raw):
-            start = raw.tell()
-            head = _read_exactly(raw.read, 24)
-            known = _PCAP_MAGIC.get(head[:4]) if len(head) == 24 else None
-            if known is not None:
-                order, divisor = known
-                snaplen, network = struct.unpack(order + "II", head[16:24])
-                if network & 0x0FFFFFFF in FRAMES:
-                    yield from self._chunks(raw, order, divisor, snaplen, network & 0x0FFFFFFF)
-                    return
-            raw.seek(start)
+        linktype = self.in_place(raw, stream)
+        if linktype is not None:
+            yield from self._chunks(raw, linktype)
+            return
+        yield from self.general(stream)
+
+    def in_place(self, raw: IO[bytes], stream: IO[bytes]) -> int | None:
+        """The link type of a capture ``records`` can read in place (``stream``, what
+        ``maybe_gunzip`` made of ``raw``, is ``raw`` itself: a seekable classic pcap file whose
+        link header has a fixed size), its header read; None otherwise, nothing read."""
+        if stream is not raw or not _seekable(raw):
+            return None
+        start = raw.tell()
+        head = _read_exactly(raw.read, 24)
+        known = _PCAP_MAGIC.get(head[:4]) if len(head) == 24 else None
+        if known is not None:
+            order, divisor = known
+            snaplen, network = struct.unpack(order + "II", head[16:24])
+            linktype: int = network & 0x0FFFFFFF
+            if linktype in FRAMES:
+                self._format = (order, divisor, snaplen)
+                return linktype
+        raw.seek(start)
+        return None
+
+    def general(self, stream: IO[bytes]) -> Iterator[Segment]:
+        """The segments of ``stream`` (gunzipped) record by record: the way of every capture
+        ``in_place`` does not take."""
         file, index = self.file, self.file_index
         for packet in read_packets(self.path, stream):
             self.packets = packet.number
@@ -87,13 +137,23 @@ class SegmentReader:
             if segment is not None:
                 yield segment
 
-    def _chunks(
-        self, raw: IO[bytes], order: str, divisor: int, snaplen: int, linktype: int
-    ) -> Iterator[Segment]:
-        """The records of a classic pcap file after its header, read a chunk at a time; the
-        errors are those of ``pcap._classic_records``, raised after the segments before them."""
-        name, file, index = self.path, self.file, self.file_index
+    def _chunks(self, raw: IO[bytes], linktype: int) -> Iterator[Segment]:
+        file, index = self.file, self.file_index
         frame = FRAMES[linktype]
+        for buf, base, caplen, number, ts in self.records(raw):
+            segment = fast_ipv4_tcp(buf, base, caplen, frame, file, index, number, ts)
+            if segment is False:
+                packet = Packet(number, ts, linktype, buf[base : base + caplen])
+                segment = _decode_with_dpkt(packet, file, index)
+            if segment is not None:
+                yield segment
+
+    def records(self, raw: IO[bytes]) -> Iterator[Record]:
+        """The records of a classic pcap file after its header (``in_place`` read it), a chunk
+        of ``READ_CHUNK`` bytes read at a time; ``packets`` counts them as they come. The errors
+        are those of ``pcap._classic_records``, raised after the records before them."""
+        order, divisor, snaplen = self._format
+        name = self.path
         unpack_record = struct.Struct(order + "IIII").unpack_from
         limit = max(snaplen, _MIN_SANE_CAPLEN)
         read = raw.read
@@ -131,13 +191,7 @@ class SegmentReader:
                     )  # fmt: skip
             pos = end
             self.packets = number
-            ts = sec + frac / divisor
-            segment = fast_ipv4_tcp(buf, base, caplen, frame, file, index, number, ts)
-            if segment is False:
-                packet = Packet(number, ts, linktype, buf[base:end])
-                segment = _decode_with_dpkt(packet, file, index)
-            if segment is not None:
-                yield segment
+            yield buf, base, caplen, number, sec + frac / divisor
 
 
 def _seekable(raw: IO[bytes]) -> bool:

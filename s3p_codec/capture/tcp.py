@@ -33,6 +33,7 @@ import attrs
 from sortedcontainers import SortedList  # type: ignore[import-untyped]
 
 from s3p_codec.capture.pcap import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, Segment
+from s3p_codec.capture.scan import PacketRef, segment_of
 
 __all__ = [
     "Conversation",
@@ -126,8 +127,8 @@ class HalfStream:
     """
 
     __slots__ = (
-        "_held", "_pending_bytes", "_starts", "base", "closed", "fin_at", "last_segment",
-        "max_pending", "next", "sender", "syn_seq",
+        "_held", "_last", "_pending_bytes", "_starts", "base", "closed", "fin_at", "max_pending",
+        "next", "sender", "syn_seq",
     )  # fmt: skip
 
     def __init__(self, sender: Endpoint, max_pending: int = DEFAULT_MAX_PENDING) -> None:
@@ -138,13 +139,27 @@ class HalfStream:
         self.next = 0  # offset of the next byte to deliver
         self.fin_at: int | None = None
         self.closed = False
-        self.last_segment: Segment | None = None
+        # The last segment this side sent (or the ``PacketRef`` that stands for it).
+        self._last: Segment | PacketRef | None = None
         # Sorted starts of the held pieces: an empty list until something is held (most
         # directions never hold anything, and a SortedList costs a kilobyte).
         self._starts: Any = _NOTHING_HELD
         # start -> (end, bytes or None for bytes the capture cut off, segment that carried them)
         self._held: dict[int, tuple[int, bytes | None, Segment]] = {}
         self._pending_bytes = 0
+
+    @property
+    def last_segment(self) -> Segment | None:
+        """The last segment this side sent (None before the first)."""
+        last = self._last
+        if last is None or isinstance(last, Segment):
+            return last
+        self._last = segment = segment_of(last)
+        return segment
+
+    @last_segment.setter
+    def last_segment(self, segment: Segment | PacketRef | None) -> None:
+        self._last = segment
 
     @property
     def started(self) -> bool:
@@ -159,7 +174,7 @@ class HalfStream:
 
     def segment(self, seg: Segment) -> list[StreamItem]:
         """Take one segment sent by this side; return what it completes, in stream order."""
-        self.last_segment = seg
+        self._last = seg
         syn = bool(seg.flags & TCP_SYN)
         fin = bool(seg.flags & TCP_FIN)
         if self.base is None:
@@ -215,7 +230,7 @@ class HalfStream:
             or (seg.seq - base - self.next) % _SEQ_MOD
         ):
             return -1
-        self.last_segment = seg
+        self._last = seg
         at = self.next
         self.next = at + size
         return at

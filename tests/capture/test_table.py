@@ -136,3 +136,33 @@ def test_parquet_read_back_by_pandas_has_the_dataframe_dtypes(
     assert from_file.dtypes.to_dict() == in_memory.dtypes.to_dict()
     assert str(from_file.dtypes["pair_id"]) == "Int64"
     pd.testing.assert_frame_equal(from_file, in_memory)
+
+
+def test_an_event_rows_detail_is_made_when_read_and_is_the_short_repr(tmp_path: Path) -> None:
+    """Event rows get their ``detail`` text only when it is read; every way of reading a row
+    (attribute, ``==``, ``hash``, ``repr``, pickling, ``as_tuple``) sees the same text."""
+    import pickle
+
+    import attrs
+
+    from s3p_codec import Role
+    from s3p_codec.capture import Row, decode_files
+    from s3p_codec.capture.describe import short_repr
+
+    flow = Flow()
+    frames = flow.handshake() + flow.send(True, s3p.Connection(Role.CLIENT).send(
+        s3p.Append(b"orders", (b"x" * 100,) * 5)
+    )) + flow.close()  # fmt: skip
+    path = tmp_path / "cap.pcap"
+    path.write_bytes(write_capture(frames))
+    lazy = next(r for r in decode_files([str(path)]) if r.kind == "event")
+    made = next(r for r in decode_files([str(path)]) if r.kind == "event")
+    eager = attrs.evolve(made, detail=short_repr(made.event))
+    assert type(lazy) is Row
+    assert pickle.loads(pickle.dumps(lazy)) == eager  # pickling reads the text
+    assert hash(made) == hash(eager)
+    assert repr(made) == repr(eager)
+    assert lazy.as_tuple() == eager.as_tuple()
+    assert lazy.detail == short_repr(lazy.event) == eager.detail
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        lazy.detail = "x"  # type: ignore[misc]
