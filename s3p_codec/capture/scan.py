@@ -150,8 +150,9 @@ class SegmentReader:
 
     def records(self, raw: IO[bytes]) -> Iterator[Record]:
         """The records of a classic pcap file after its header (``in_place`` read it), a chunk
-        of ``READ_CHUNK`` bytes read at a time; ``packets`` counts them as they come. The errors
-        are those of ``pcap._classic_records``, raised after the records before them."""
+        of ``READ_CHUNK`` bytes read at a time; ``packets`` counts them as they come. Raises
+        ``CaptureFileError`` where ``pcap._classic_records`` does (a record cut short, an
+        impossible length), after the records before it."""
         order, divisor, snaplen = self._format
         name = self.path
         unpack_record = struct.Struct(order + "IIII").unpack_from
