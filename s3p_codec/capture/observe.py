@@ -42,7 +42,7 @@ from s3p_codec.capture.pcap import (
     read_packets,
 )
 from s3p_codec.capture.scan import PacketRef, SegmentReader, segment_of
-from s3p_codec.capture.table import LATER, Row
+from s3p_codec.capture.table import LATER, Row, RowErrorCode
 from s3p_codec.capture.tcp import (
     DEFAULT_MAX_PENDING,
     HELD_PIECE_COST,
@@ -682,7 +682,7 @@ class FlowDecoder:
             type(exc).__name__,
             pair_id=None,
             event=exc,
-            error_code="decoder_failure",
+            error_code=RowErrorCode.DECODER_FAILURE.value,
             wire_bytes=0,
             detail=shorten(f"decoder failed, direction abandoned: {exc!r}"),
         )
@@ -1140,7 +1140,7 @@ def capture_error_row(
         count=None,
         payload_bytes=None,
         wire_bytes=0,
-        error_code="capture_file",
+        error_code=RowErrorCode.CAPTURE_FILE.value,
         detail=shorten(message),
         event=error,
     )

@@ -9,6 +9,7 @@ files.
 from __future__ import annotations
 
 import datetime
+import enum
 import html
 import json
 import math
@@ -27,6 +28,7 @@ __all__ = [
     "COLUMNS",
     "Column",
     "Row",
+    "RowErrorCode",
     "Summary",
     "TIME_FORMATS",
     "arrow_schema",
@@ -49,6 +51,16 @@ class Column:
     doc: str
 
 
+class RowErrorCode(enum.StrEnum):
+    """The ``error_code`` of rows the capture layer writes itself; every other error row
+    carries its protocol's ``ErrorCode`` value."""
+
+    DECODER_FAILURE = "decoder_failure"
+    """A protocol Observer raised instead of reporting: the direction is abandoned."""
+    CAPTURE_FILE = "capture_file"
+    """The capture file is unreadable or cut short (a ``capture_error`` row)."""
+
+
 #: Every column of a decoded-event row, in order, with its type, nullability and meaning.
 COLUMNS: tuple[Column, ...] = (
     Column("file", "str", False, "capture file of the event's first packet"),
@@ -69,7 +81,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("count", "int", True, "records (or events) carried, or the count asked for"),
     Column("payload_bytes", "int", True, "bytes of record payloads carried"),
     Column("wire_bytes", "int", False, "bytes of the event on the wire"),
-    Column("error_code", "str", True, "the protocol's error code"),
+    Column(
+        "error_code", "str", True, "the protocol's error code, or the capture's (RowErrorCode)"
+    ),
     Column("detail", "str", False, "short human-readable description"),
 )
 COLUMN_NAMES = tuple(c.name for c in COLUMNS)

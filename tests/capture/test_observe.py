@@ -17,6 +17,7 @@ from s3p_codec.capture import (
     decode_segments,
     segments_from_bytes,
 )
+from s3p_codec.capture.table import RowErrorCode
 from tests.capture.conftest import s3p_exchanges
 from tests.capture.synth import Flow, Frame, write_capture
 
@@ -219,6 +220,7 @@ def test_an_observer_that_raises_is_reported_and_the_capture_goes_on() -> None:
     crashed = [r for r in rows if r.error_code == "decoder_failure"]
     assert len(crashed) == 2  # one per direction of the first conversation
     assert "boom" in crashed[0].detail
+    assert {r.error_code for r in crashed} == {RowErrorCode.DECODER_FAILURE}
     assert events(rows) == EXPECTED
 
 
