@@ -187,6 +187,9 @@ class _Http1Observer:
         self._offset = {Direction.CLIENT_TO_SERVER: 0, Direction.SERVER_TO_CLIENT: 0}
         # Stream offset where the message being parsed began (the end of the previous one).
         self._message_start = {Direction.CLIENT_TO_SERVER: 0, Direction.SERVER_TO_CLIENT: 0}
+        # Where the last h11 event handled ended: the bytes h11 refuses begin there. (How far
+        # h11 had read into them when it refused depends on how the bytes were chunked.)
+        self._last_end = {Direction.CLIENT_TO_SERVER: 0, Direction.SERVER_TO_CLIENT: 0}
         self._dead: set[Direction] = set()
         self._next_pair = 0
         self._pair: int | None = None  # pair id of the current exchange, if it is a session
@@ -268,7 +271,7 @@ class _Http1Observer:
         self._dead.add(direction)
         start = self._failure_start.pop(direction, None)
         if start is None:
-            start = self._consumed(direction)  # h11 stopped at its first unconsumed byte
+            start = self._last_end[direction]
         out.append(ObservedError(direction, error, start, resynchronized=False))
 
     def _emit(
@@ -308,7 +311,7 @@ class _Http1Observer:
             return False
         if isinstance(item, h11.ConnectionClosed):
             return False
-        consumed = self._consumed(direction)
+        consumed = self._last_end[direction] = self._consumed(direction)
         if isinstance(item, h11.Request):
             self._on_request(item, consumed, out)
         elif isinstance(item, h11.Response):
