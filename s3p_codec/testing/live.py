@@ -44,7 +44,6 @@ __all__ = ["Finding", "Report", "draw", "fuzz"]
 
 T = TypeVar("T")
 BATCH = 200
-FIRST_BATCH = 25
 
 
 def draw(strategy: st.SearchStrategy[T], count: int, seed: int) -> list[T]:
@@ -394,10 +393,7 @@ def fuzz(
     while time.monotonic() < deadline:
         if not cases:
             mixed = st.one_of(target.malformed(), target.malformed(), target.valid())
-            # The first batches are small: drawing 200 cases takes about a second, which
-            # would eat a short budget before the first case is sent.
-            size = min(BATCH, FIRST_BATCH << batch)
-            cases = list(draw(mixed, size, seed * 1_000_003 + batch))
+            cases = list(draw(mixed, BATCH, seed * 1_000_003 + batch))
             batch += 1
             if not cases:
                 break
