@@ -15,11 +15,10 @@ becomes a ``Segment`` and goes through ``FlowTable.add``, the general way.
 
 Consecutive in-order packets of one direction (a message sent in several segments, possibly
 with acknowledgements of the same conversation in between; ``RUN_BYTES`` at most) go to the
-Observer in one call: an Observer gives the same output however its bytes are cut, and nothing
-else happens between those packets, so the rows are the same, in the same order; they only come
-once the last of them was read. Not so while an Observer resynchronizes (after a gap, an error,
-or a start mid-stream: ``FlowDecoder.rough``), where what it finds may depend on the pieces:
-such a direction is fed packet by packet, as ``add`` feeds it.
+Observer in one call: an Observer gives the same output however its bytes are cut (also while
+it resynchronizes after a gap, an error or a start mid-stream: each protocol's Observer tests
+check it on damaged streams), and nothing else happens between those packets, so the rows are
+the same, in the same order; they only come once the last of them was read.
 
 Rows and errors are those ``FlowTable.add`` gives packet by packet: a test compares both ways on
 generated captures (drops, reorders, duplicates, snap cuts, resets, overlaps, mid-stream starts,
@@ -219,7 +218,6 @@ def _in_place(
                 if run_packets and (
                     direction is not run_direction
                     or half.next - run_packets[0] >= RUN_BYTES
-                    or direction in decoder.rough  # packet by packet (one packet late)
                 ):
                     rows = _flush(decoder, run_direction, run_packets, run_payloads)
                     run_packets, run_payloads = [], []

@@ -215,10 +215,6 @@ class FlowDecoder:
         self._requests: dict[int, float] = {}
         # Tuples, not sets: at most two members, and a set costs 216 bytes per flow.
         self._abandoned: tuple[Direction, ...] = ()
-        # Directions the Observer may be hunting in (fed a gap, or it reported an error or a
-        # gap): an Observer resynchronizing does not give the same output in every chunking of
-        # its bytes, so ``lanes`` feeds them packet by packet, as ``add`` does.
-        self.rough: tuple[Direction, ...] = ()
         self._begun: tuple[Direction, ...] = ()
         # Per sender whose direction has begun: its half, the other half, its direction.
         self._lanes: dict[Endpoint, tuple[HalfStream, HalfStream, Direction]] = {}
@@ -503,13 +499,11 @@ class FlowDecoder:
                 if midstream and _resynchronizes(observer):
                     # The capture began mid-stream: the first byte seen may sit inside a frame,
                     # so the Observer starts by hunting for a plausible frame start.
-                    self._roughen(direction)
                     rows.extend(self._rows(self._observe_gap(observer, direction, 0)))
             try:
                 if isinstance(item, StreamData):
                     outputs = observer.observe(direction, item.data)
                 elif isinstance(item, StreamGap):
-                    self._roughen(direction)
                     outputs = observer.gap(direction, item.size)
                 else:
                     outputs = observer.close(direction)
@@ -530,10 +524,6 @@ class FlowDecoder:
         if raw is not None and self._raw_lanes is not None:
             key = self.conversation.key
             self._raw_lanes[raw] = (self, halves[sender], halves[receiver], direction, key)
-
-    def _roughen(self, direction: Direction) -> None:
-        if direction not in self.rough:
-            self.rough += (direction,)
 
     def _abandon(self, direction: Direction) -> None:
         """Feed this direction no more, and forget which packets carried it."""
@@ -601,7 +591,6 @@ class FlowDecoder:
             if isinstance(out, Observed):
                 rows.append(self._event_row(out))
             elif isinstance(out, ObservedError):
-                self._roughen(out.direction)
                 span = self._map(out.direction).span(out.start, out.start + 1)
                 if span is None:
                     continue
@@ -624,7 +613,6 @@ class FlowDecoder:
                     )
                 )
             elif isinstance(out, ObservedGap):
-                self._roughen(out.direction)
                 span = self._map(out.direction).span(out.start, out.start + max(out.size, 1))
                 if span is None:
                     continue
