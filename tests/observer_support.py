@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from hypothesis import strategies as st
 
 from s3p_codec import Direction
 from s3p_codec._core.observe import Observed, ObservedError
@@ -70,18 +73,49 @@ def comparable(items: Sequence[object]) -> list[object]:
     ]
 
 
-def damaged_decoding(  # noqa: PLR0917 (the parts of one damage, in the order applied)
-    make: Any, stream: bytes, gap: int | None, garbage: bytes, at: int, sizes: Sequence[int]
-) -> tuple[list[object], list[object]]:
-    """Decode one client-to-server ``stream`` after an optional ``gap`` (0: a capture that
-    starts mid-stream), with ``garbage`` put in at ``at``, by a fresh Observer from ``make``:
-    fed whole, then in pieces of ``sizes`` (cycled). Both outputs, comparable."""
+@dataclass(frozen=True)
+class Damage:
+    """What happens to a stream on its way to the Observer: it is cut at ``cut`` (a capture
+    that begins there), an optional ``gap`` is reported first (0: a start mid-stream),
+    ``garbage`` is put in at ``at`` (both taken modulo the length), and it is fed in pieces of
+    ``sizes`` (cycled)."""
+
+    cut: int
+    gap: int | None
+    garbage: bytes
+    at: int
+    sizes: tuple[int, ...]
+
+
+_ANY_CUT = st.integers(0, 2000)
+_ANY_GARBAGE = st.binary(max_size=12)
+
+
+def damages(
+    cuts: st.SearchStrategy[int] = _ANY_CUT, garbage: st.SearchStrategy[bytes] = _ANY_GARBAGE
+) -> st.SearchStrategy[Damage]:
+    """Any ``Damage``; ``cuts`` and ``garbage`` may be narrowed to what a protocol needs."""
+    return st.builds(
+        Damage,
+        cuts,
+        st.sampled_from([None, 0, 5]),
+        garbage,
+        st.integers(0, 2000),
+        st.lists(st.integers(1, 9), min_size=1, max_size=6).map(tuple),
+    )
+
+
+def damaged_decoding(make: Any, stream: bytes, damage: Damage) -> tuple[list[object], list[object]]:
+    """Decode client-to-server ``stream`` so damaged by fresh Observers from ``make``: fed
+    whole, then in pieces. Both outputs, comparable."""
     direction = Direction.CLIENT_TO_SERVER
-    at %= len(stream) + 1
-    damaged = stream[:at] + garbage + stream[at:]
+    stream = stream[damage.cut % (len(stream) + 1) :]
+    at = damage.at % (len(stream) + 1)
+    damaged = stream[:at] + damage.garbage + stream[at:]
     runs = []
-    for cuts in ([len(damaged)], list(sizes)):
+    for cuts in ((len(damaged),), damage.sizes):
         observer = make()
+        gap = damage.gap
         out: list[object] = [] if gap is None else list(observer.gap(direction, gap))
         offset = index = 0
         while offset < len(damaged):

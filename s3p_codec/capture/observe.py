@@ -292,12 +292,7 @@ class FlowDecoder:
             return []
         (self._maps.get(direction) or self._map(direction))._entries += packets
         data = payloads[0] if len(payloads) == 1 else b"".join(payloads)
-        try:
-            outputs = observer.observe(direction, data)
-        except Exception as exc:  # an Observer must not raise; keep the capture going
-            self._abandon(direction)
-            return [self._crash_row(direction, exc)]
-        return self._rows(outputs) if outputs else []
+        return self._observe_bytes(observer, direction, data)
 
     # -- input -------------------------------------------------------------------------------
 
@@ -468,6 +463,12 @@ class FlowDecoder:
         packets = self._maps.get(direction) or self._map(direction)
         # _PacketMap.add, without a call
         packets._entries += (offset + len(data), segment.file, segment.number, segment.ts)
+        return self._observe_bytes(observer, direction, data)
+
+    def _observe_bytes(
+        self, observer: Observer[Any], direction: Direction, data: bytes
+    ) -> list[Row]:
+        """The rows of ``data`` fed to the Observer (whose packets are mapped already)."""
         try:
             outputs = observer.observe(direction, data)
         except Exception as exc:  # an Observer must not raise; keep the capture going

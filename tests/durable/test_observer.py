@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from s3p_codec import Direction, Role, durable
 from s3p_codec._core.observe import Observed, ObservedError, ObservedGap
 from s3p_codec.durable import ErrorCode, LiveMode
-from tests.observer_support import damaged_decoding
+from tests.observer_support import Damage, damaged_decoding, damages
 
 C2S, S2C = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
 OFFSET = "0000000000000000_0000000000000005"
@@ -125,16 +125,7 @@ def test_close_of_a_direction_ends_a_close_delimited_sse_body() -> None:
     assert last == [durable.SSEEnd()]
 
 
-@given(
-    st.integers(0, 400),
-    st.sampled_from([None, 0, 5]),
-    st.binary(max_size=8),
-    st.integers(0, 2000),
-    st.lists(st.integers(1, 9), min_size=1, max_size=6),
-)
-def test_a_damaged_request_stream_decodes_the_same_in_any_chunking(
-    cut: int, gap: int | None, garbage: bytes, at: int, sizes: list[int]
-) -> None:
-    stream = b"".join(conversation()[0])
-    whole, split = damaged_decoding(durable.Observer, stream[cut:], gap, garbage, at, sizes)
+@given(damages())
+def test_a_damaged_request_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
+    whole, split = damaged_decoding(durable.Observer, b"".join(conversation()[0]), damage)
     assert split == whole

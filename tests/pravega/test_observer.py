@@ -13,7 +13,7 @@ from s3p_codec import Direction, Role
 from s3p_codec import pravega as p
 from s3p_codec._core import Observed, ObservedError, ObservedGap
 from s3p_codec._core import Observer as ObserverProtocol
-from tests.observer_support import damaged_decoding
+from tests.observer_support import Damage, damaged_decoding, damages
 
 C2S = Direction.CLIENT_TO_SERVER
 S2C = Direction.SERVER_TO_CLIENT
@@ -180,19 +180,9 @@ def test_observer_survives_any_bytes(garbage: bytes, data: Any) -> None:
         assert not [r for r in out if isinstance(r, ObservedError)]
 
 
-@given(
-    st.integers(0, 400),
-    st.sampled_from([None, 0, 5]),
-    st.binary(max_size=12),
-    st.integers(0, 400),
-    st.lists(st.integers(1, 9), min_size=1, max_size=6),
-)
-def test_a_damaged_stream_decodes_the_same_in_any_chunking(
-    cut: int, gap: int | None, garbage: bytes, at: int, sizes: list[int]
-) -> None:
+@given(damages())
+def test_a_damaged_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
     # Resynchronising checks the header after a candidate frame: it waits for those bytes
     # instead of taking the candidate when they have not come yet.
-    stream = client_bytes()
-    stream = stream[cut % len(stream) :]
-    whole, split = damaged_decoding(p.Observer, stream, gap, garbage, at, sizes)
+    whole, split = damaged_decoding(p.Observer, client_bytes(), damage)
     assert split == whole

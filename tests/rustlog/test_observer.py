@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from hypothesis import given
-from hypothesis import strategies as st
 
 from s3p_codec import Direction, rustlog
 from s3p_codec._core import Observed, ObservedError, ObservedGap
 from s3p_codec._core.connection import Observer as ObserverProtocol
-from tests.observer_support import damaged_decoding
+from tests.observer_support import Damage, damaged_decoding, damages
 from tests.rustlog.frames import frame
 
 C2S = Direction.CLIENT_TO_SERVER
@@ -160,17 +159,7 @@ def test_a_gap_while_scanning_counts_into_the_bytes_skipped() -> None:
 PRODUCE = frame({"type": "Produce", "topic": "t", "partition": 0, "records": [{"value": "aGk="}]})
 
 
-@given(
-    st.integers(0, 200),
-    st.sampled_from([None, 0, 5]),
-    st.binary(max_size=12),
-    st.integers(0, 200),
-    st.lists(st.integers(1, 9), min_size=1, max_size=6),
-)
-def test_a_damaged_stream_decodes_the_same_in_any_chunking(
-    cut: int, gap: int | None, garbage: bytes, at: int, sizes: list[int]
-) -> None:
-    stream = PING + LIST + PRODUCE + PING
-    observer = rustlog.Observer
-    whole, split = damaged_decoding(observer, stream[cut % len(stream) :], gap, garbage, at, sizes)
+@given(damages())
+def test_a_damaged_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
+    whole, split = damaged_decoding(rustlog.Observer, PING + LIST + PRODUCE + PING, damage)
     assert split == whole

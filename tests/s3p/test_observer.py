@@ -10,7 +10,7 @@ from s3p_codec import Direction, Role, s3p
 from s3p_codec._core import Observed, ObservedError, ObservedGap
 from s3p_codec._core.connection import Observer as ObserverProtocol
 from s3p_codec.s3p import Append, AppendReply, Delete, ErrorCode, Ok, Read, ReadReply, Timestamp
-from tests.observer_support import comparable, damaged_decoding
+from tests.observer_support import Damage, comparable, damaged_decoding, damages
 
 from .strategies import conversations
 
@@ -216,16 +216,10 @@ def test_after_a_gap_the_output_does_not_depend_on_the_chunking(
 
 @given(
     conversations(),
-    st.integers(0, 400),
-    st.sampled_from([None, 0, 5]),
-    st.binary(max_size=12) | st.sampled_from([b"\r\n", b"\n*2\r\n", b"$3\r\nab"]),
-    st.integers(0, 400),
-    st.lists(st.integers(1, 9), min_size=1, max_size=6),
+    damages(garbage=st.binary(max_size=12) | st.sampled_from([b"\r\n", b"\n*2\r\n", b"$3\r\nab"])),
 )
-def test_requests_with_garbage_decode_the_same_in_any_chunking(  # noqa: PLR0917
-    conversation: list, cut: int, gap: int | None, garbage: bytes, at: int, sizes: list[int]
+def test_requests_with_garbage_decode_the_same_in_any_chunking(
+    conversation: list, damage: Damage
 ) -> None:
-    stream = b"".join(wire(conversation)[0])
-    stream = stream[cut % (len(stream) + 1) :]
-    whole, split = damaged_decoding(s3p.Observer, stream, gap, garbage, at, sizes)
+    whole, split = damaged_decoding(s3p.Observer, b"".join(wire(conversation)[0]), damage)
     assert split == whole
