@@ -1,6 +1,9 @@
-"""Suite-wide settings: one hypothesis profile, so the main suite stays a few minutes long.
+"""Suite-wide hypothesis profiles.
 
-``HYPOTHESIS_PROFILE=thorough`` runs many more examples (used for long local runs).
+``ci`` (the default) draws the same examples on every run (``derandomize``): a failure in
+CI is a failure on any machine, and the main suite stays a few minutes long. New examples are
+explored on purpose: ``HYPOTHESIS_PROFILE=explore bash .ci/test`` draws fresh random ones on
+each run, ``HYPOTHESIS_PROFILE=thorough`` 5000 per test.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ settings.register_profile(
     "ci",
     max_examples=100,
     deadline=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-settings.register_profile("thorough", parent=settings.get_profile("ci"), max_examples=5000)
+settings.register_profile("explore", parent=settings.get_profile("ci"), derandomize=False)
+settings.register_profile("thorough", parent=settings.get_profile("explore"), max_examples=5000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

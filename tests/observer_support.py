@@ -105,10 +105,14 @@ def damages(
     )
 
 
-def damaged_decoding(make: Any, stream: bytes, damage: Damage) -> tuple[list[object], list[object]]:
-    """Decode client-to-server ``stream`` so damaged by fresh Observers from ``make``: fed
-    whole, then in pieces. Both outputs, comparable."""
-    direction = Direction.CLIENT_TO_SERVER
+def damaged_decoding(
+    make: Any,
+    stream: bytes,
+    damage: Damage,
+    direction: Direction = Direction.CLIENT_TO_SERVER,
+) -> tuple[list[object], list[object]]:
+    """Decode ``stream`` (travelling ``direction``) so damaged by fresh Observers from
+    ``make``: fed whole, then in pieces. Both outputs, comparable."""
     stream = stream[damage.cut % (len(stream) + 1) :]
     at = damage.at % (len(stream) + 1)
     damaged = stream[:at] + damage.garbage + stream[at:]

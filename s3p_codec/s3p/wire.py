@@ -117,6 +117,18 @@ def parse_number(digits: bytes | bytearray, what: str) -> int:
     raise bad_format(f"{what} must be ASCII decimal digits, got {shown!r}")
 
 
+def _refuse_bare_separators(data: bytes | bytearray, begin: int, end: int) -> None:
+    """Malformed at the first LF in ``data[begin:end]``, or CR before ``end - 1`` (a CR that
+    is the last byte may still begin a CRLF). The first one in the stream is named, whatever
+    the chunking showed first."""
+    lf = data.find(b"\n", begin, end)
+    cr = data.find(b"\r", begin, end - 1)
+    if lf >= 0 and (cr < 0 or lf < cr):
+        raise bad_format("LF without CR: CRLF is the only line separator")
+    if cr >= 0:
+        raise bad_format("CR without LF: CRLF is the only line separator")
+
+
 class WireBuffer(ReceiveBuffer):
     """``_core.ReceiveBuffer`` with S3P's readers: CRLF lines, value headers, Bulk payloads.
 
@@ -161,13 +173,7 @@ class WireBuffer(ReceiveBuffer):
             # Eager: an LF here has no CR before it, and a CR before the last byte is followed
             # by something else; neither line can become valid ("MUST NOT accept LF-only or
             # CR-only separators"), so say so now instead of waiting for the line bound.
-            # The first one in the stream is named, whatever the chunking showed first.
-            lf = data.find(b"\n", begin, size)
-            cr = data.find(b"\r", begin, size - 1)
-            if lf >= 0 and (cr < 0 or lf < cr):
-                raise bad_format("LF without CR: CRLF is the only line separator")
-            if cr >= 0:
-                raise bad_format("CR without LF: CRLF is the only line separator")
+            _refuse_bare_separators(data, begin, size)
             self.line_scan = base + size  # never search these bytes again
             self.want = size + 1
             if size - start > bound + 1 or (size - start == bound + 1 and data[size - 1] != _CR):
@@ -175,6 +181,11 @@ class WireBuffer(ReceiveBuffer):
             return None
         if end - start > bound:
             raise bad_format(f"line longer than {bound} bytes")
+        # The same bare separator, had it arrived before this CRLF, was refused eagerly, with
+        # the line unread: refuse it here the same way, so that what is consumed (and where an
+        # Observer hunts from) does not depend on how the bytes were chunked.
+        if data.find(b"\n", begin, end) >= 0 or data.find(b"\r", begin, end) >= 0:
+            _refuse_bare_separators(data, begin, end + 1)
         self.pos = end + 2
         return data[start:end]
 

@@ -3,7 +3,7 @@ followed by resynchronisation at a plausible line start."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from s3p_codec import Direction, Role, s3p
@@ -214,12 +214,24 @@ def test_after_a_gap_the_output_does_not_depend_on_the_chunking(
 
 
 
-@given(
-    conversations(),
-    damages(garbage=st.binary(max_size=12) | st.sampled_from([b"\r\n", b"\n*2\r\n", b"$3\r\nab"])),
+_GARBAGE = st.binary(max_size=12) | st.sampled_from([b"\r\n", b"\n*2\r\n", b"$3\r\nab", b"\r"])
+
+
+@given(conversations(), damages(garbage=_GARBAGE))
+@example(  # a bare CR before a later CRLF: the line was consumed only when fed whole
+    conversation=[(Read(b"\x00"), ReadReply(records=())), (Read(b"s", None, 100), ReadReply(()))],
+    damage=Damage(cut=0, gap=None, garbage=b"\x00", at=24, sizes=(1,)),
 )
 def test_requests_with_garbage_decode_the_same_in_any_chunking(
     conversation: list, damage: Damage
 ) -> None:
     whole, split = damaged_decoding(s3p.Observer, b"".join(wire(conversation)[0]), damage)
+    assert split == whole
+
+
+@given(conversations(), damages(garbage=_GARBAGE | st.sampled_from([b"+OK", b"*1\r\n$3\r\n"])))
+def test_replies_with_garbage_decode_the_same_in_any_chunking(
+    conversation: list, damage: Damage
+) -> None:
+    whole, split = damaged_decoding(s3p.Observer, b"".join(wire(conversation)[1]), damage, DOWN)
     assert split == whole

@@ -230,3 +230,25 @@ def test_an_observer_reads_on_after_a_large_payload_with_a_bad_crlf() -> None:
         seen += observer.observe(Direction.CLIENT_TO_SERVER, good[at : at + 1])
     assert [type(item) for item in seen] == [ObservedError, Observed]
     assert seen[1].event == s3p.Append(b"t", (b"hello",))  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [(b"*0\r\x00\n*3\r\n", "CR without LF"), (b"*0\n\r\x00\r\n", "LF without CR")],
+)
+def test_a_bare_separator_is_refused_unread_whether_the_crlf_after_it_came_or_not(
+    line: bytes, message: str
+) -> None:
+    """ "MUST NOT accept LF-only or CR-only separators": fed whole (a later CRLF ends the line)
+    or byte by byte (refused eagerly), the same error, and the line is not consumed."""
+    for size in (len(line), 1):
+        buffer = WireBuffer()
+
+        def feed_until_refused(buffer: WireBuffer = buffer, size: int = size) -> None:
+            for at in range(0, len(line), size):
+                buffer.feed(line[at : at + size])
+                assert buffer.read_header() is None
+
+        with pytest.raises(Malformed, match=message):
+            feed_until_refused()
+        assert buffer.pos == 0
