@@ -9,7 +9,8 @@ events, so a protocol's new event type gets its columns without a line here.
 from __future__ import annotations
 
 import enum
-from typing import Any
+from operator import attrgetter
+from typing import Any, cast
 
 import attrs
 
@@ -44,6 +45,13 @@ def plain(value: object) -> object:
 
 
 def _text(value: object) -> str | None:
+    kind = type(value)
+    if kind is bytes:  # the common cases first, exactly as below would give them
+        return cast(bytes, value).decode("utf-8", "backslashreplace")
+    if kind is str:
+        return cast(str, value)
+    if kind is int:
+        return str(value)
     value = plain(value)
     if value is None:
         return None
@@ -69,14 +77,55 @@ def _text(value: object) -> str | None:
 
 
 def _payload_size(value: object, depth: int = 0) -> int:
+    """Bytes of payload in ``value``: bytes, sequences of them, and the payload fields of attrs
+    objects, five levels deep at most. A batch of records (all bytes, all plain tuples, or all
+    of one attrs class) is summed without a call per record level."""
+    kind = type(value)
+    if kind is bytes:
+        return len(cast(bytes, value))
+    if kind in _LEAVES:
+        return 0
     if isinstance(value, bytes | bytearray | memoryview):
         return len(value)
     if depth > 4:
         return 0
     if isinstance(value, tuple | list):
+        kinds = {*map(type, value)}
+        if kinds <= _LEAVES:
+            return 0
+        if len(kinds) == 1 and depth < 4:
+            (kind,) = kinds
+            if kind is bytes:
+                return sum(map(len, value))
+            if kind is tuple:
+                return sum(_payload_size(item, depth + 2) for record in value for item in record)
+            if not issubclass(kind, tuple | list | bytearray | memoryview):
+                return sum(
+                    _payload_size(field, depth + 2)
+                    for name in _payload_names(kind)
+                    for field in map(attrgetter(name), value)
+                )
         return sum(_payload_size(v, depth + 1) for v in value)
-    names = _field_names(value)
-    return sum(_payload_size(getattr(value, n), depth + 1) for n in names if n in _PAYLOAD_FIELDS)
+    return sum(_payload_size(getattr(value, n), depth + 1) for n in _payload_names(kind))
+
+
+_LEAVES = frozenset({int, str, float, bool, type(None)})
+"""Types that hold no payload and no fields."""
+
+
+_PAYLOADS: dict[type, tuple[str, ...]] = {}
+
+
+def _payload_names(cls: type) -> tuple[str, ...]:
+    """The payload fields of an attrs class (empty for anything else), in field order."""
+    names = _PAYLOADS.get(cls)
+    if names is None:
+        names = ()
+        if attrs.has(cls):
+            names = tuple(f.name for f in attrs.fields(cls) if f.name in _PAYLOAD_FIELDS)
+        if len(_PAYLOADS) < _CACHED_CLASSES:
+            _PAYLOADS[cls] = names
+    return names
 
 
 _CACHED_CLASSES = 4096

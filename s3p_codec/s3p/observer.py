@@ -332,7 +332,11 @@ class Observer:
                 # noting whether the hunt begins a line before the byte before it goes.
                 hunt_from = max(buffer.offset, parser_start + 1)
                 before = hunt_from - 1 - buffer.base
-                if 0 <= before < len(buffer.data) and buffer.data[before] == 0x0A:
+                if before < 0:
+                    # Consumed, and dropped already (how far depends on the chunking): what
+                    # the parsers consume ends with a CRLF, a header line or a payload's.
+                    side.line_start = hunt_from
+                elif before < len(buffer.data) and buffer.data[before] == 0x0A:
                     side.line_start = hunt_from
                 if buffer.offset <= parser_start:
                     buffer.discard(parser_start + 1 - buffer.offset)
@@ -343,14 +347,19 @@ class Observer:
         data = buffer.data
         pattern = _COMMAND_START if side.direction is Direction.CLIENT_TO_SERVER else _REPLY_START
         base = buffer.base
+        found = -1
         for match in pattern.finditer(data, buffer.pos):
             at = match.start()
             # A line starts after LF; at the buffer's first byte, ``line_start`` says.
             if data[at - 1] == 0x0A if at > 0 else base == side.line_start:
-                buffer.pos = buffer.scan = at
-                offset = buffer.offset
-                buffer.compact()
-                return offset
+                found = at
+                break
+        # Out of the loop: the search no longer holds a bytearray's buffer, so it may shrink.
+        if found >= 0:
+            buffer.pos = buffer.scan = found
+            offset = buffer.offset
+            buffer.compact()
+            return offset
         # Keep the last bytes: a start may straddle two chunks. Whether the first byte kept
         # begins a line is noted before the byte before it goes.
         keep_from = max(buffer.pos, len(data) - _KEEP)

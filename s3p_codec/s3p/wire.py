@@ -255,9 +255,12 @@ class WireBuffer(ReceiveBuffer):
         if self._aside_left or len(data) < pos + 2:
             self.want = pos + 2
             return None
-        _, value = self.take_aside()
         if data[pos] != 0x0D or data[pos + 1] != 0x0A:
+            # Refused where a payload that came whole is refused: at its start, unread (an
+            # Observer hunts from there, whatever the chunking).
+            self._restore()
             raise bad_format("Bulk String payload not followed by CRLF")
+        _, value = self.take_aside()
         self.pos = pos + 2
         return value
 

@@ -230,8 +230,36 @@ def test_requests_with_garbage_decode_the_same_in_any_chunking(
 
 
 @given(conversations(), damages(garbage=_GARBAGE | st.sampled_from([b"+OK", b"*1\r\n$3\r\n"])))
+@example(  # a bad CRLF after a Bulk String: its header (and LF) were dropped when fed in pieces
+    conversation=[
+        (Append(b"s", (b"x",)), AppendReply(Timestamp(1000000, 1_000_000_000))),
+        (Append(b"s", (b"x",)), AppendReply(Timestamp(10, 100))),
+    ],
+    damage=Damage(cut=0, gap=None, garbage=b"*0\r\n", at=29, sizes=(1,)),
+)
 def test_replies_with_garbage_decode_the_same_in_any_chunking(
     conversation: list, damage: Damage
 ) -> None:
     whole, split = damaged_decoding(s3p.Observer, b"".join(wire(conversation)[1]), damage, DOWN)
     assert split == whole
+
+
+def test_a_large_payload_with_a_bad_crlf_is_hunted_through_the_same_in_any_chunking() -> None:
+    """A Bulk String of 64 KiB and more is collected aside when it comes in pieces; refused, it
+    is hunted through from its start, as when it came whole (a command inside it is found)."""
+    size = 1 << 17
+    inside = b"\r\n*3\r\n$6\r\nDELETE\r\n$1\r\ns\r\n*0\r\n"
+    payload = (b"x" * 1000 + inside).ljust(size, b"y")
+    bad = b"*4\r\n$6\r\nAPPEND\r\n$1\r\ns\r\n*0\r\n*1\r\n$%d\r\n" % size + payload + b"!!\r\n"
+    stream = bad + b"".join(wire([(Append(b"t", (b"hello",)), AppendReply(Timestamp(1, 0)))])[0])
+    outputs = []
+    for size_of_pieces in (len(stream), 1460, 7):
+        observer = s3p.Observer()
+        got: list[object] = []
+        for at in range(0, len(stream), size_of_pieces):
+            got += observer.observe(UP, stream[at : at + size_of_pieces])
+        got += observer.close(UP)
+        outputs.append(comparable(got))
+    assert outputs[0] == outputs[1] == outputs[2]
+    events = [o.event for o in outputs[0] if isinstance(o, Observed)]
+    assert events == [Delete(b"s"), Append(b"t", (b"hello",))]
