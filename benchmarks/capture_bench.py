@@ -4,6 +4,7 @@
 
     .venv/bin/python benchmarks/capture_bench.py                 # ~64 MB capture
     .venv/bin/python benchmarks/capture_bench.py --mb 256 --flows 400
+    .venv/bin/python benchmarks/capture_bench.py --split 3       # and where the CPU goes
 
 Generates a pcap of many TCP conversations (S3P, RustLog and Pravega, real codec bytes, MSS-sized
 segments, with handshakes and FINs), then in one run:
@@ -17,7 +18,12 @@ segments, with handshakes and FINs), then in one run:
   does not take goes (pcapng, gzip, pipes), so the figure above is never read without this one;
 - runs ``tshark -r FILE -q -z follow,tcp,raw,N`` for every TCP stream (one tshark process, all
   streams), the reassembly a reader would otherwise use, and reports its MB/s;
-- prints the ratio (ours / tshark; above 1 means faster than tshark).
+- prints the ratio (ours / tshark; above 1 means faster than tshark);
+- with ``--split N``: where the CPU goes, best of N fresh processes per part: the whole
+  decode, the time inside the protocol Observers (timed in place), the capture machinery alone
+  (reading, reassembly, lanes, flows: a run whose Observers decode nothing, so no events and no
+  rows), and the rest, which is building the rows. The protocol packages are imported before
+  the clock starts here (the figures above include importing them).
 
 Memory is meant to follow the largest open flow, not the file: the peak RSS is printed for two
 file sizes so the difference can be seen.
@@ -197,6 +203,75 @@ print(rows, errors, elapsed, cpu, peak)
 """
 
 
+_SPLIT_CHILD = """
+import sys, time
+from s3p_codec.capture import decode_files
+from s3p_codec.capture.observe import default_observer
+import s3p_codec.pravega, s3p_codec.rustlog, s3p_codec.s3p  # imported before the clock starts
+mode, path = sys.argv[1], sys.argv[2]
+clock = time.process_time
+inside = 0.0
+
+class Timed:
+    \"\"\"A protocol's Observer, the CPU spent inside it counted (all three resynchronize).\"\"\"
+    resynchronizes = True
+    def __init__(self, protocol):
+        self.observer = default_observer(protocol)
+    def observe(self, direction, data):
+        global inside
+        start = clock(); out = self.observer.observe(direction, data); inside += clock() - start
+        return out
+    def gap(self, direction, size):
+        global inside
+        start = clock(); out = self.observer.gap(direction, size); inside += clock() - start
+        return out
+    def close(self, direction):
+        global inside
+        start = clock(); out = self.observer.close(direction); inside += clock() - start
+        return out
+
+class Silent:
+    \"\"\"An Observer that decodes nothing: no events, no rows; what is left is the capture.\"\"\"
+    resynchronizes = True
+    def observe(self, direction, data): return []
+    def gap(self, direction, size): return []
+    def close(self, direction): return []
+
+observers = {"whole": default_observer, "timed": Timed, "machinery": lambda protocol: Silent()}
+cpu = clock()
+count = sum(1 for _ in decode_files([path], observers=observers[mode]))
+print(clock() - cpu, inside, count)
+"""
+
+
+def split(path: Path, rounds: int) -> None:
+    """Print where decoding ``path`` spends its CPU: the whole decode; inside the protocol
+    Observers (timed in place, in a run of its own); the capture machinery alone (Observers
+    that decode nothing, so there are no events and no rows); and the rest, which is building
+    the rows. Best of ``rounds``, each part in a fresh process, interleaved."""
+    modes = ("whole", "timed", "machinery")
+    best = dict.fromkeys(modes, (1e9, 1e9))
+    for _ in range(rounds):
+        for mode in modes:
+            out = subprocess.run([sys.executable, "-c", _SPLIT_CHILD, mode, str(path)],
+                                 capture_output=True, text=True, check=True,
+                                 cwd=ROOT).stdout.split()  # fmt: skip
+            best[mode] = min(best[mode], (float(out[0]), float(out[1])))
+    size = path.stat().st_size
+    whole = best["whole"][0]
+    observers = best["timed"][1]
+    machinery = best["machinery"][0]
+    print(f"where the CPU goes (best of {rounds}, a fresh process each):")
+    for label, cpu in (
+        ("whole decode", whole),
+        ("inside the Observers", observers),
+        ("capture machinery", machinery),
+        ("rows (the rest)", whole - observers - machinery),
+    ):
+        print(f"  {label:21s}: {cpu:6.2f} s  {100 * cpu / whole:4.0f}%  "
+              f"(alone: {size / cpu / 1e6:6.1f} MB/s)")  # fmt: skip
+
+
 def ours(path: Path) -> tuple[int, int, float, float, int]:
     """(rows, non-event rows, seconds, CPU seconds, peak RSS in KiB) of decoding in a fresh
     process."""
@@ -225,6 +300,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=int, default=64, help="size of the large capture (MB)")
     parser.add_argument("--flows", type=int, default=200, help="conversations open at once")
+    parser.add_argument("--split", type=int, default=0, metavar="ROUNDS",
+                        help="also print where the CPU goes (best of ROUNDS runs of each part)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         small = Path(tmp) / "small.pcap"
@@ -247,6 +324,8 @@ def main() -> int:
         print(f"peak RSS  : {peak / 1024:.0f} MiB for {size / 1e6:.0f} MB, "
               f"{small_peak / 1024:.0f} MiB for {small_size / 1e6:.0f} MB "
               f"(pcapng: {g_peak / 1024:.0f} MiB)")  # fmt: skip
+        if args.split:
+            split(large, args.split)
         result = tshark(large)
         if result is None:
             print("tshark    : not installed (apt-get install tshark)")

@@ -193,3 +193,27 @@ def test_the_fast_path_and_dpkt_agree_on_every_packet(
             raw[at] = value
     packet = Packet(1, ts, linktype, bytes(raw))
     assert decode_packet(packet) == _decode_with_dpkt(packet)
+
+
+def test_the_tcp_flag_bits_are_dpkts_and_reading_a_capture_does_not_import_dpkt() -> None:
+    """dpkt is imported when an odd packet needs it, not with the package (it imports every
+    protocol module it has, a fifth of a second of every run)."""
+    import subprocess
+    import sys
+
+    from s3p_codec.capture import pcap
+
+    flags = (pcap.TCP_FIN, pcap.TCP_SYN, pcap.TCP_RST, pcap.TCP_PSH, pcap.TCP_ACK)
+    assert flags == (
+        dpkt.tcp.TH_FIN, dpkt.tcp.TH_SYN, dpkt.tcp.TH_RST, dpkt.tcp.TH_PUSH, dpkt.tcp.TH_ACK,
+    )  # fmt: skip
+    sample = Path(__file__).resolve().parents[2] / "examples" / "captures" / "s3p.pcap"
+    code = (
+        "import sys\nfrom s3p_codec.capture import decode_files\n"
+        f"rows = sum(1 for _ in decode_files([{str(sample)!r}]))\n"
+        "print(rows, 'dpkt' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    rows, imported = out.stdout.split()
+    assert int(rows) > 0
+    assert imported == "False"
