@@ -348,13 +348,16 @@ class Observer:
         pattern = _COMMAND_START if side.direction is Direction.CLIENT_TO_SERVER else _REPLY_START
         base = buffer.base
         found = -1
-        for match in pattern.finditer(data, buffer.pos):
+        at = buffer.pos
+        # One search at a time, from the byte after a candidate refused: a candidate that is
+        # not at a line start may overlap one that is (``finditer`` would skip past it).
+        while (match := pattern.search(data, at)) is not None:
             at = match.start()
             # A line starts after LF; at the buffer's first byte, ``line_start`` says.
             if data[at - 1] == 0x0A if at > 0 else base == side.line_start:
                 found = at
                 break
-        # Out of the loop: the search no longer holds a bytearray's buffer, so it may shrink.
+            at += 1
         if found >= 0:
             buffer.pos = buffer.scan = found
             offset = buffer.offset

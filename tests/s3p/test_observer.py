@@ -237,6 +237,10 @@ def test_requests_with_garbage_decode_the_same_in_any_chunking(
     ],
     damage=Damage(cut=0, gap=None, garbage=b"*0\r\n", at=29, sizes=(1,)),
 )
+@example(  # a candidate refused (not at a line start) hid the one inside it from the search
+    conversation=[(Read(b"\x00"), ReadReply(records=((Timestamp(0, 1), b"\x00"),)))],
+    damage=Damage(cut=0, gap=None, garbage=b"*", at=0, sizes=(1,)),
+)
 def test_replies_with_garbage_decode_the_same_in_any_chunking(
     conversation: list, damage: Damage
 ) -> None:
