@@ -159,3 +159,23 @@ def test_a_damaged_request_stream_decodes_the_same_in_any_chunking(damage: Damag
     stream = _append_conversation(Compression.NONE)[0]
     whole, split = damaged_decoding(s2s.Observer, stream, damage)
     assert split == whole
+
+
+# Server-shaped garbage: a status line, a header line, chunk sizes, an S2S frame's length.
+_SERVER_GARBAGE = st.binary(max_size=8) | st.sampled_from(
+    [b"HTTP/1.1 200 OK\r\n", b"\r\n", b"0\r\n\r\n", b"5\r\n", b"\x00\x00\x05", b"a: b\r\n"]
+)
+
+
+@given(damages(garbage=_SERVER_GARBAGE))
+def test_a_damaged_response_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
+    c2s, s2c, _ = _append_conversation(Compression.NONE)
+
+    def make() -> s2s.Observer:
+        """An Observer that saw the request (responses wait for the requests they answer)."""
+        observer = s2s.Observer()
+        observer.observe(C2S, c2s)
+        return observer
+
+    whole, split = damaged_decoding(make, s2c, damage, S2C)
+    assert split == whole
