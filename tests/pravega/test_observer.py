@@ -192,12 +192,16 @@ def more_server_bytes() -> bytes:
     """``server_bytes`` and then the replies a server sends between appends and reads."""
     conn = p.Connection(Role.SERVER)
     conn.send(p.Hello())
+    inside = p.encode(p.SegmentCreated(18, "s")) + p.encode(p.KeepAlive())
+    events_inside = struct.pack(">ii", 0, len(inside)) + inside
     return server_bytes() + (
         conn.send(p.KeepAlive())
         + conn.send(p.SegmentCreated(13, "seg/1"))
         + conn.send(p.WrongHost(14, "seg", "host:1234", "at x\n"))
         + conn.send(p.SegmentIsSealed(15, "seg", "", 190))
         + conn.send(p.SegmentRead("seg", 4, False, True, bytes(40), 16))
+        # Segment data is the user's bytes: here events whose contents look like replies.
+        + conn.send(p.SegmentRead("seg", 44, False, False, events_inside, 17))
     )
 
 

@@ -167,8 +167,8 @@ def test_a_damaged_stream_decodes_the_same_in_any_chunking(damage: Damage) -> No
 
 
 def responses() -> bytes:
-    """A server's answers to Ping, Fetch, ListTopics, Produce and Ping, as its connection sends
-    them (one of them an Error)."""
+    """A server's answers to Ping, Fetch, ListTopics, Produce, MetricsFetch and Ping, as its
+    connection sends them (one of them an Error; objects nested in the metrics)."""
     client = rustlog.Connection(Role.CLIENT, pipelining=True)
     server = rustlog.Connection(Role.SERVER)
     requests = (
@@ -176,6 +176,7 @@ def responses() -> bytes:
         rustlog.Fetch("g", "t", 0, 0, 1000),
         rustlog.ListTopics(),
         rustlog.Produce("t", 0, (b"hi",)),
+        rustlog.MetricsFetch(),
         rustlog.Ping(),
     )
     server.receive_data(b"".join(client.send(request) for request in requests))
@@ -188,6 +189,7 @@ def responses() -> bytes:
             rustlog.FetchResponse(records, 2),
             rustlog.ListTopicsResponse((rustlog.TopicInfo("t", 3),)),
             rustlog.Error(404, "no such topic: {t}", {"topic": "t"}),
+            rustlog.MetricsFetchResponse({"frames": {"in": 4, "out": [2, {}]}, "x": "\\u0000{"}),
             rustlog.Pong(),
         )
     )

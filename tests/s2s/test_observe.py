@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from s3p_codec import Direction, Role, s2s
@@ -153,6 +153,9 @@ def test_random_bytes_give_events_or_error_records_only(data: bytes, direction: 
 
 
 @given(damages(cuts=st.sampled_from([0, 60, 125, 900]), garbage=st.binary(max_size=8)))
+@example(  # a head over h11's 16 KiB bound: taken when it came whole, refused in pieces
+    Damage(cut=0, gap=None, garbage=b"x-trace: " + b"a" * 20000 + b"\r\n", at=37, sizes=(1460,))
+)
 def test_a_damaged_request_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
     # A broken chunked body is reported where the bytes h11 refused begin (the end of its last
     # event), not where h11 had read to: that depends on how the bytes came.
@@ -168,6 +171,9 @@ _SERVER_GARBAGE = st.binary(max_size=8) | st.sampled_from(
 
 
 @given(damages(garbage=_SERVER_GARBAGE))
+@example(  # a head over h11's 16 KiB bound: taken when it came whole, refused in pieces
+    Damage(cut=0, gap=None, garbage=b"x-trace: " + b"a" * 20000 + b"\r\n", at=15, sizes=(1460,))
+)
 def test_a_damaged_response_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
     c2s, s2c, _ = _append_conversation(Compression.NONE)
 
