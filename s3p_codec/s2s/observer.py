@@ -191,46 +191,50 @@ class _Paced:
     so the verdict does not depend on how the capture's bytes were split.
     """
 
-    __slots__ = ("at", "eof", "eof_given", "given", "machine", "waiting")
+    __slots__ = ("at", "eof", "eof_given", "given", "machine", "mark", "waiting")
 
     def __init__(self, role: type[h11.CLIENT] | type[h11.SERVER]) -> None:
         self.machine = h11.Connection(role, max_incomplete_event_size=_MAX_INCOMPLETE)
         self.waiting = b""  # received bytes, given to h11 up to ``at``
         self.at = 0
         self.given = 0  # stream offset up to which bytes went to h11
+        self.mark = 0  # stream offset h11 is known to have consumed up to
         self.eof = False  # the direction closed
         self.eof_given = False
 
     def receive(self, data: bytes) -> None:
+        """Bytes seen on the wire: to h11 at once if it surely has room, else they wait."""
         if self.at < len(self.waiting):
             self.waiting = self.waiting[self.at :] + data
+        elif len(data) <= _MAX_INCOMPLETE + 1 - (self.given - self.mark):
+            # Nothing waits and h11 surely has room: give it now (a capture's usual packet).
+            self.waiting = b""
+            self.given += len(data)
+            self.machine.receive_data(data)
         else:
             self.waiting = data
         self.at = 0
 
     def consumed(self) -> int:
         """Stream offset of the first byte h11 has not consumed (one copy of its buffer)."""
-        return self.given - len(self.machine.trailing_data[0])
+        self.mark = self.given - len(self.machine.trailing_data[0])
+        return self.mark
 
-    def next_event(self) -> object:
-        """h11's next event, giving it more bytes (or the close) while it needs them."""
-        machine = self.machine
-        while True:
-            item = machine.next_event()
-            if item is not h11.NEED_DATA:
-                return item
-            waiting, at = self.waiting, self.at
-            if at < len(waiting):
-                room = _MAX_INCOMPLETE + 1 - len(machine.trailing_data[0])
-                piece = waiting[at : at + room] if at or len(waiting) > room else waiting
-                self.at = at + len(piece)
-                self.given += len(piece)
-                machine.receive_data(piece)
-            elif self.eof and not self.eof_given:
-                self.eof_given = True
-                machine.receive_data(b"")
-            else:
-                return item
+    def give(self) -> bool:
+        """h11 needs more: give it the next bytes (or the close); False if there are none."""
+        waiting, at = self.waiting, self.at
+        if at < len(waiting):
+            room = _MAX_INCOMPLETE + 1 - (self.given - self.consumed())
+            piece = waiting[at : at + room] if at or len(waiting) > room else waiting
+            self.at = at + len(piece)
+            self.given += len(piece)
+            self.machine.receive_data(piece)
+            return True
+        if self.eof and not self.eof_given:
+            self.eof_given = True
+            self.machine.receive_data(b"")
+            return True
+        return False
 
 
 class _Http1Observer:
@@ -285,7 +289,9 @@ class _Http1Observer:
 
     def _consumed(self, direction: Direction) -> int:
         """Stream offset of the first byte h11 has not consumed (one copy of its buffer)."""
-        return self._input[direction].consumed()
+        paced = self._input[direction]
+        paced.mark = mark = paced.given - len(paced.machine.trailing_data[0])
+        return mark
 
     def _drain(self) -> list[_Output]:
         out: list[_Output] = []
@@ -354,7 +360,10 @@ class _Http1Observer:
             return True
         if direction is Direction.SERVER_TO_CLIENT and self._s2c.our_state is h11.IDLE:
             return False  # no request seen yet: wait for the client's side
-        item = self._input[direction].next_event()
+        paced = self._input[direction]
+        item = paced.machine.next_event()
+        while item is h11.NEED_DATA and paced.give():
+            item = paced.machine.next_event()
         if item is h11.NEED_DATA or item is h11.PAUSED:
             return False
         if isinstance(item, h11.ConnectionClosed):
