@@ -23,7 +23,9 @@ as a ``Terminal`` event (a capture shows it; it is not a decoding failure).
 
 Offsets are exact positions in the direction's byte stream, whatever the chunking of the
 ``observe`` calls. h11 reports no positions, so they are measured: the first byte h11 has not
-consumed sits at ``bytes fed - len(trailing_data[0])``, read once per h11 event. A
+consumed sits at ``bytes fed - len(trailing_data[0])``, read once per h11 event. h11 is fed no
+more than its bound on an incomplete event (plus one byte) at a time (``_Paced``), so what it
+refuses does not depend on the chunking either. A
 ``SessionRequest``/``SessionResponse`` spans its message head, an ``ErrorResponse`` its whole
 message. Chunked transfer encoding puts framing bytes between the TCP bytes and the frames, so
 each h11 ``Data`` event is located on the wire (its bytes are the last ones consumed) and an
