@@ -23,7 +23,9 @@ as a ``Terminal`` event (a capture shows it; it is not a decoding failure).
 
 Offsets are exact positions in the direction's byte stream, whatever the chunking of the
 ``observe`` calls. h11 reports no positions, so they are measured: the first byte h11 has not
-consumed sits at ``bytes fed - len(trailing_data[0])``, read once per h11 event. A
+consumed sits at ``bytes fed - len(trailing_data[0])``, read once per h11 event. h11 is fed no
+more than its bound on an incomplete event (plus one byte) at a time (``_Paced``), so what it
+refuses does not depend on the chunking either. A
 ``SessionRequest``/``SessionResponse`` spans its message head, an ``ErrorResponse`` its whole
 message. Chunked transfer encoding puts framing bytes between the TCP bytes and the frames, so
 each h11 ``Data`` event is located on the wire (its bytes are the last ones consumed) and an
@@ -178,12 +180,75 @@ class _Undecodable:
         return []
 
 
+_MAX_INCOMPLETE = 16 * 1024  # h11's own default bound on an incomplete event
+
+
+class _Paced:
+    """One direction's bytes on their way into h11, given only when h11 needs more and never
+    more than fill its buffer to one byte over its bound on an incomplete event.
+
+    h11 refuses an incomplete event (a message head, a chunk-size line) only when more than
+    that bound is buffered: a 20 KiB head fed whole is complete, so taken; fed in pieces it is
+    refused at 16 KiB and one byte. Paced, h11 sees every event as it would one byte at a time,
+    so the verdict does not depend on how the capture's bytes were split.
+    """
+
+    __slots__ = ("at", "eof", "eof_given", "given", "machine", "mark", "waiting")
+
+    def __init__(self, role: type[h11.CLIENT] | type[h11.SERVER]) -> None:
+        self.machine = h11.Connection(role, max_incomplete_event_size=_MAX_INCOMPLETE)
+        self.waiting = b""  # received bytes, given to h11 up to ``at``
+        self.at = 0
+        self.given = 0  # stream offset up to which bytes went to h11
+        self.mark = 0  # stream offset h11 is known to have consumed up to
+        self.eof = False  # the direction closed
+        self.eof_given = False
+
+    def receive(self, data: bytes) -> None:
+        """Bytes seen on the wire: to h11 at once if it surely has room, else they wait."""
+        if self.at < len(self.waiting):
+            self.waiting = self.waiting[self.at :] + data
+        elif len(data) <= _MAX_INCOMPLETE + 1 - (self.given - self.mark):
+            # Nothing waits and h11 surely has room: give it now (a capture's usual packet).
+            self.waiting = b""
+            self.given += len(data)
+            self.machine.receive_data(data)
+        else:
+            self.waiting = data
+        self.at = 0
+
+    def consumed(self) -> int:
+        """Stream offset of the first byte h11 has not consumed (one copy of its buffer)."""
+        self.mark = self.given - len(self.machine.trailing_data[0])
+        return self.mark
+
+    def give(self) -> bool:
+        """h11 needs more: give it the next bytes (or the close); False if there are none."""
+        waiting, at = self.waiting, self.at
+        if at < len(waiting):
+            room = _MAX_INCOMPLETE + 1 - (self.given - self.consumed())
+            piece = waiting[at : at + room] if at or len(waiting) > room else waiting
+            self.at = at + len(piece)
+            self.given += len(piece)
+            self.machine.receive_data(piece)
+            return True
+        if self.eof and not self.eof_given:
+            self.eof_given = True
+            self.machine.receive_data(b"")
+            return True
+        return False
+
+
 class _Http1Observer:
     """Decodes both directions of one captured HTTP/1.1 connection that carries S2S sessions."""
 
     def __init__(self) -> None:
-        self._c2s = h11.Connection(h11.SERVER)  # parses what the client sent
-        self._s2c = h11.Connection(h11.CLIENT)  # parses what the server sent
+        self._input = {
+            Direction.CLIENT_TO_SERVER: _Paced(h11.SERVER),  # parses what the client sent
+            Direction.SERVER_TO_CLIENT: _Paced(h11.CLIENT),  # parses what the server sent
+        }
+        self._c2s = self._input[Direction.CLIENT_TO_SERVER].machine
+        self._s2c = self._input[Direction.SERVER_TO_CLIENT].machine
         self._offset = {Direction.CLIENT_TO_SERVER: 0, Direction.SERVER_TO_CLIENT: 0}
         # Stream offset where the message being parsed began (the end of the previous one).
         self._message_start = {Direction.CLIENT_TO_SERVER: 0, Direction.SERVER_TO_CLIENT: 0}
@@ -203,12 +268,10 @@ class _Http1Observer:
 
     def observe(self, direction: Direction, data: bytes) -> Sequence[_Output]:
         self._offset[direction] += len(data)
-        if direction in self._dead or not data:
+        paced = self._input[direction]
+        if direction in self._dead or not data or paced.eof:  # eof: data after the close
             return []
-        try:
-            self._machine(direction).receive_data(data)
-        except RuntimeError:  # data after the connection was closed
-            return []
+        paced.receive(data)
         return self._drain()
 
     def gap(self, direction: Direction, size: int) -> Sequence[_Output]:
@@ -219,22 +282,18 @@ class _Http1Observer:
         return [] if already else [ObservedGap(direction, start, size, resynchronized=False)]
 
     def close(self, direction: Direction) -> Sequence[_Output]:
-        if direction in self._dead:
+        if direction in self._dead or self._input[direction].eof:
             return []
-        try:
-            self._machine(direction).receive_data(b"")
-        except RuntimeError:
-            return []
+        self._input[direction].eof = True
         return self._drain()
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _machine(self, direction: Direction) -> h11.Connection:
-        return self._c2s if direction is Direction.CLIENT_TO_SERVER else self._s2c
-
     def _consumed(self, direction: Direction) -> int:
         """Stream offset of the first byte h11 has not consumed (one copy of its buffer)."""
-        return self._offset[direction] - len(self._machine(direction).trailing_data[0])
+        paced = self._input[direction]
+        paced.mark = mark = paced.given - len(paced.machine.trailing_data[0])
+        return mark
 
     def _drain(self) -> list[_Output]:
         out: list[_Output] = []
@@ -301,12 +360,12 @@ class _Http1Observer:
         """Handle one h11 event of ``direction``; True if anything happened."""
         if self._body_events(direction, out):
             return True
-        if direction is Direction.CLIENT_TO_SERVER:
-            item = self._c2s.next_event()
-        else:
-            if self._s2c.our_state is h11.IDLE:
-                return False  # no request seen yet: wait for the client's side
-            item = self._s2c.next_event()
+        if direction is Direction.SERVER_TO_CLIENT and self._s2c.our_state is h11.IDLE:
+            return False  # no request seen yet: wait for the client's side
+        paced = self._input[direction]
+        item = paced.machine.next_event()
+        while item is h11.NEED_DATA and paced.give():
+            item = paced.machine.next_event()
         if item is h11.NEED_DATA or item is h11.PAUSED:
             return False
         if isinstance(item, h11.ConnectionClosed):

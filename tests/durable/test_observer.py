@@ -129,3 +129,23 @@ def test_close_of_a_direction_ends_a_close_delimited_sse_body() -> None:
 def test_a_damaged_request_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
     whole, split = damaged_decoding(durable.Observer, b"".join(conversation()[0]), damage)
     assert split == whole
+
+
+# Server-shaped garbage: a status line, a header line, a chunk size, an SSE line, bare line ends.
+_GARBAGE = st.binary(max_size=12) | st.sampled_from(
+    [b"HTTP/1.1 200", b"\r\n", b"\n", b"0\r\n\r\n", b"5\r\nevent", b"data: x\n\n", b"X: y\r\n"]
+)
+
+
+@given(damages(garbage=_GARBAGE))
+def test_a_damaged_response_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
+    up, down, _ = conversation()
+
+    def make() -> durable.Observer:
+        """An Observer that saw the requests (responses wait for the requests they answer)."""
+        observer = durable.Observer()
+        observer.observe(C2S, b"".join(up))
+        return observer
+
+    whole, split = damaged_decoding(make, b"".join(down), damage, S2C)
+    assert split == whole

@@ -186,3 +186,38 @@ def test_a_damaged_stream_decodes_the_same_in_any_chunking(damage: Damage) -> No
     # instead of taking the candidate when they have not come yet.
     whole, split = damaged_decoding(p.Observer, client_bytes(), damage)
     assert split == whole
+
+
+def more_server_bytes() -> bytes:
+    """``server_bytes`` and then the replies a server sends between appends and reads."""
+    conn = p.Connection(Role.SERVER)
+    conn.send(p.Hello())
+    inside = p.encode(p.SegmentCreated(18, "s")) + p.encode(p.KeepAlive())
+    events_inside = struct.pack(">ii", 0, len(inside)) + inside
+    return server_bytes() + (
+        conn.send(p.KeepAlive())
+        + conn.send(p.SegmentCreated(13, "seg/1"))
+        + conn.send(p.WrongHost(14, "seg", "host:1234", "at x\n"))
+        + conn.send(p.SegmentIsSealed(15, "seg", "", 190))
+        + conn.send(p.SegmentRead("seg", 4, False, True, bytes(40), 16))
+        # Segment data is the user's bytes: here events whose contents look like replies.
+        + conn.send(p.SegmentRead("seg", 44, False, False, events_inside, 17))
+    )
+
+
+# Server-shaped garbage: headers of real reply types, a KeepAlive, a header with no payload.
+_GARBAGE = st.binary(max_size=12) | st.sampled_from(
+    [
+        p.encode(p.KeepAlive()),
+        struct.pack(">ii", 10, 8),
+        struct.pack(">ii", 21, 0),
+        struct.pack(">iiq", 7, 40, 1),
+        struct.pack(">i", -127),
+    ]
+)
+
+
+@given(damages(garbage=_GARBAGE))
+def test_a_damaged_reply_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
+    whole, split = damaged_decoding(p.Observer, more_server_bytes(), damage, S2C)
+    assert split == whole

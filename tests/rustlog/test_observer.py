@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from hypothesis import given
+from hypothesis import strategies as st
 
-from s3p_codec import Direction, rustlog
+from s3p_codec import Direction, Role, rustlog
 from s3p_codec._core import Observed, ObservedError, ObservedGap
 from s3p_codec._core.connection import Observer as ObserverProtocol
 from tests.observer_support import Damage, damaged_decoding, damages
@@ -162,4 +163,45 @@ PRODUCE = frame({"type": "Produce", "topic": "t", "partition": 0, "records": [{"
 @given(damages())
 def test_a_damaged_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
     whole, split = damaged_decoding(rustlog.Observer, PING + LIST + PRODUCE + PING, damage)
+    assert split == whole
+
+
+def responses() -> bytes:
+    """A server's answers to Ping, Fetch, ListTopics, Produce, MetricsFetch and Ping, as its
+    connection sends them (one of them an Error; objects nested in the metrics)."""
+    client = rustlog.Connection(Role.CLIENT, pipelining=True)
+    server = rustlog.Connection(Role.SERVER)
+    requests = (
+        rustlog.Ping(),
+        rustlog.Fetch("g", "t", 0, 0, 1000),
+        rustlog.ListTopics(),
+        rustlog.Produce("t", 0, (b"hi",)),
+        rustlog.MetricsFetch(),
+        rustlog.Ping(),
+    )
+    server.receive_data(b"".join(client.send(request) for request in requests))
+    list(server.events())
+    records = (rustlog.Record(0, 1700000000000000, b"hi"), rustlog.Record(1, 1, b"{}"))
+    return b"".join(
+        server.send(response)
+        for response in (
+            rustlog.Pong(),
+            rustlog.FetchResponse(records, 2),
+            rustlog.ListTopicsResponse((rustlog.TopicInfo("t", 3),)),
+            rustlog.Error(404, "no such topic: {t}", {"topic": "t"}),
+            rustlog.MetricsFetchResponse({"frames": {"in": 4, "out": [2, {}]}, "x": "\\u0000{"}),
+            rustlog.Pong(),
+        )
+    )
+
+
+# Server-shaped garbage: a header whose payload opens like an object, a bare object, a length.
+_GARBAGE = st.binary(max_size=12) | st.sampled_from(
+    [b"\x00\x00\x00\x02{}", b"\x00\x00\x00\x10{", b'{"type":"Pong"}', b"}", b"\x00\x00\x00"]
+)
+
+
+@given(damages(garbage=_GARBAGE))
+def test_a_damaged_response_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
+    whole, split = damaged_decoding(rustlog.Observer, responses(), damage, S2C)
     assert split == whole

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from s3p_codec import Direction, Role, s2s
@@ -153,9 +153,35 @@ def test_random_bytes_give_events_or_error_records_only(data: bytes, direction: 
 
 
 @given(damages(cuts=st.sampled_from([0, 60, 125, 900]), garbage=st.binary(max_size=8)))
+@example(  # a head over h11's 16 KiB bound: taken when it came whole, refused in pieces
+    Damage(cut=0, gap=None, garbage=b"x-trace: " + b"a" * 20000 + b"\r\n", at=37, sizes=(1460,))
+)
 def test_a_damaged_request_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
     # A broken chunked body is reported where the bytes h11 refused begin (the end of its last
     # event), not where h11 had read to: that depends on how the bytes came.
     stream = _append_conversation(Compression.NONE)[0]
     whole, split = damaged_decoding(s2s.Observer, stream, damage)
+    assert split == whole
+
+
+# Server-shaped garbage: a status line, a header line, chunk sizes, an S2S frame's length.
+_SERVER_GARBAGE = st.binary(max_size=8) | st.sampled_from(
+    [b"HTTP/1.1 200 OK\r\n", b"\r\n", b"0\r\n\r\n", b"5\r\n", b"\x00\x00\x05", b"a: b\r\n"]
+)
+
+
+@given(damages(garbage=_SERVER_GARBAGE))
+@example(  # a head over h11's 16 KiB bound: taken when it came whole, refused in pieces
+    Damage(cut=0, gap=None, garbage=b"x-trace: " + b"a" * 20000 + b"\r\n", at=15, sizes=(1460,))
+)
+def test_a_damaged_response_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
+    c2s, s2c, _ = _append_conversation(Compression.NONE)
+
+    def make() -> s2s.Observer:
+        """An Observer that saw the request (responses wait for the requests they answer)."""
+        observer = s2s.Observer()
+        observer.observe(C2S, c2s)
+        return observer
+
+    whole, split = damaged_decoding(make, s2c, damage, S2C)
     assert split == whole

@@ -668,3 +668,32 @@ def test_a_damaged_client_stream_decodes_the_same_in_any_chunking(damage: Damage
     _append_session(wire, 1)
     whole, split = damaged_decoding(Http2Observer, bytes(wire.c2s), damage)
     assert split == whole
+
+
+# Server-shaped garbage: frame headers of the kinds a server sends (DATA, HEADERS, SETTINGS,
+# WINDOW_UPDATE, RST_STREAM), whole or cut, on the open stream and on stream 0.
+_SERVER_GARBAGE = st.binary(max_size=8) | st.sampled_from(
+    [
+        _frame(0, 0, 1, b"\x00\x00\x00\x00\x05"),
+        _frame(1, 4, 1, b"\x88"),
+        _frame(4, 0, 0, b""),
+        _frame(4, 1, 0, b""),
+        _frame(8, 0, 0, b"\x00\x00\x10\x00"),
+        _frame(3, 0, 1, b"\x00\x00\x00\x08"),
+        _frame(0, 1, 1, b"")[:5],
+    ]
+)
+
+
+@given(damages(garbage=_SERVER_GARBAGE))
+def test_a_damaged_server_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
+    wire, _ = _multiplexed()
+
+    def make() -> Http2Observer:
+        """An Observer that saw the client (server bytes wait for the streams they answer)."""
+        observer = Http2Observer()
+        observer.observe(C2S, bytes(wire.c2s))
+        return observer
+
+    whole, split = damaged_decoding(make, bytes(wire.s2c), damage, S2C)
+    assert split == whole
