@@ -41,6 +41,7 @@ resynchronisation point inside an HTTP body, so that direction is abandoned
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
@@ -197,7 +198,9 @@ class _Paced:
 
     def __init__(self, role: type[h11.CLIENT] | type[h11.SERVER]) -> None:
         self.machine = h11.Connection(role, max_incomplete_event_size=_MAX_INCOMPLETE)
-        self.waiting = b""  # received bytes, given to h11 up to ``at``
+        # Received bytes h11 has not had yet, as they came (a queue, so that bytes piling up
+        # while h11 waits for the other direction cost no copying): the first from ``at``.
+        self.waiting: deque[bytes] = deque()
         self.at = 0
         self.given = 0  # stream offset up to which bytes went to h11
         self.mark = 0  # stream offset h11 is known to have consumed up to
@@ -206,16 +209,12 @@ class _Paced:
 
     def receive(self, data: bytes) -> None:
         """Bytes seen on the wire: to h11 at once if it surely has room, else they wait."""
-        if self.at < len(self.waiting):
-            self.waiting = self.waiting[self.at :] + data
-        elif len(data) <= _MAX_INCOMPLETE + 1 - (self.given - self.mark):
+        if not self.waiting and len(data) <= _MAX_INCOMPLETE + 1 - (self.given - self.mark):
             # Nothing waits and h11 surely has room: give it now (a capture's usual packet).
-            self.waiting = b""
             self.given += len(data)
             self.machine.receive_data(data)
         else:
-            self.waiting = data
-        self.at = 0
+            self.waiting.append(data)
 
     def consumed(self) -> int:
         """Stream offset of the first byte h11 has not consumed (one copy of its buffer)."""
@@ -224,11 +223,16 @@ class _Paced:
 
     def give(self) -> bool:
         """h11 needs more: give it the next bytes (or the close); False if there are none."""
-        waiting, at = self.waiting, self.at
-        if at < len(waiting):
+        waiting = self.waiting
+        if waiting:
+            first, at = waiting[0], self.at
             room = _MAX_INCOMPLETE + 1 - (self.given - self.consumed())
-            piece = waiting[at : at + room] if at or len(waiting) > room else waiting
-            self.at = at + len(piece)
+            piece = first[at : at + room] if at or len(first) > room else first
+            at += len(piece)
+            if at >= len(first):
+                waiting.popleft()
+                at = 0
+            self.at = at
             self.given += len(piece)
             self.machine.receive_data(piece)
             return True
