@@ -9,10 +9,13 @@ Two properties h11 does not give on its own, kept here for every end:
   to h11 a slice at a time, only when it needs more (``FEED_STEP`` while it reads heads,
   ``BODY_FEED_STEP`` inside a body, which h11 consumes whole): what h11 holds, and so what each
   event costs, stays bounded.
-- **The same verdict however the bytes were split.** h11 bounds a message head only while it is
-  incomplete (``max_incomplete_event_size``); fed in slices, every head larger than the limit is
-  seen incomplete at that size, and each end also counts the bytes it gives h11 and measures
-  every head from where it began to where h11 stopped consuming.
+- **The same verdict however the bytes were split.** h11 bounds an event (a message head, a
+  chunk-size line) only while it is incomplete (``max_incomplete_event_size``): given whole, a
+  head over the bound is complete and taken; given in pieces, it is refused once h11 holds one
+  byte more than the bound. So a slice never fills h11's buffer past that one byte over
+  (``bound`` of ``_start_input``): every event over the bound is seen incomplete at that size,
+  whatever the chunking. Each end also counts the bytes it gives h11 and measures every head
+  from where it began to where h11 stopped consuming.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ BODY_FEED_STEP = 64 * 1024
 
 _COMPACT_AT = 64 * 1024  # drop the fed prefix of our buffer once it is this long and half of it
 
+H11_DEFAULT_BOUND = 16 * 1024
+"""h11's own default ``max_incomplete_event_size``, for ends that do not set one."""
+
 
 class H11Input:
     """Received bytes into ``self._h11``, counted and paced; subclasses set ``_h11``, call
@@ -41,7 +47,10 @@ class H11Input:
     """The ``code`` of the error for bytes received after the end: each protocol sets a member
     of its own error code enum."""
 
-    def _start_input(self) -> None:
+    def _start_input(self, bound: int = H11_DEFAULT_BOUND) -> None:
+        """``bound``: the ``max_incomplete_event_size`` ``self._h11`` was made with."""
+        self._bound = bound
+        self._mark = 0  # a stream offset h11 is known to have consumed up to
         self._eof = False
         self._eof_fed = False
         self._waiting = bytearray()  # received, not yet given to h11, from ``_waiting_at`` on
@@ -74,6 +83,9 @@ class H11Input:
             return False
         if self._unfed():
             step = BODY_FEED_STEP if self._h11.their_state is h11.SEND_BODY else FEED_STEP
+            if step > self._bound + 1 - (self._fed - self._mark):
+                # Maybe no room for a whole step: what h11 holds, exactly (a copy of it).
+                step = min(step, self._bound + 1 - (self._fed - self._consumed()))
             at = self._waiting_at
             piece = bytes(self._waiting[at : at + step])
             self._waiting_at = at + len(piece)
@@ -109,7 +121,8 @@ class H11Input:
 
     def _consumed(self) -> int:
         """Stream offset of the first byte h11 has not turned into an event yet."""
-        return self._fed - len(self._h11.trailing_data[0])
+        self._mark = self._fed - len(self._h11.trailing_data[0])
+        return self._mark
 
     def _head_size(self) -> int:
         """Bytes of the head h11 just read, from ``_head_start`` (which each end moves)."""

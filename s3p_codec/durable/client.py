@@ -85,7 +85,7 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
         self._sse_base64 = False
         self._queue: deque[ClientEvent] = deque()
         self._reply_gate = ReplyAfterError()  # never owed: a client sends no error reply
-        self._start_input()
+        self._start_input(self.limits.max_header_size)
 
     @property
     def role(self) -> Role:

@@ -68,7 +68,7 @@ class ServerConnection(Connection, H11Input, role=Role.SERVER):
         self._request: Request | None = None  # answered by the next send
         self._reply_gate = ReplyAfterError()  # a remote error's reply may still be sent
         self._sse_base64 = False
-        self._start_input()
+        self._start_input(self.limits.max_header_size)
 
     @property
     def role(self) -> Role:

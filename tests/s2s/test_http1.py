@@ -157,3 +157,30 @@ def test_random_bytes_give_events_or_our_errors_only(data: bytes, role: Role) ->
             pass
     except RemoteProtocolError:
         assert conn.state in (s2s.State.ERROR, s2s.State.TERMINATED)
+
+
+def _verdict_on_a_long_head(size: int, piece: int) -> object:
+    """A client's verdict on a response whose head is ``size`` bytes, fed in ``piece``-byte
+    pieces with events read between them: the events, or the refusal's code."""
+    client = s2s.Http1Connection(Role.CLIENT, host="h")
+    client.send(s2s.SessionRequest(s2s.Session.READ, "s"))
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: s2s/proto\r\nx-pad: "
+    data = head + b"a" * (size - len(head) - 4) + b"\r\n\r\n"
+    seen: list[object] = []
+    try:
+        for at in range(0, len(data), piece):
+            client.receive_data(data[at : at + piece])
+            seen += client.events()
+    except RemoteProtocolError as exc:
+        return exc.code
+    return seen
+
+
+@pytest.mark.parametrize("size", [16 * 1024 - 100, 16 * 1024 + 1, 16 * 1024 + 2, 17_000, 20 * 1024])
+def test_a_head_near_the_bound_gets_the_same_verdict_in_any_pieces(size: int) -> None:
+    """h11 bounds a head only while it is incomplete (16 KiB by default): a slice that fills its
+    buffer past one byte over the bound let a 17 KB head through when it came whole, and not
+    when it came in 100-byte pieces. A head is taken if it is whole at one byte over."""
+    verdicts = [_verdict_on_a_long_head(size, piece) for piece in (size, 1460, 100, 7)]
+    assert verdicts[1:] == verdicts[:-1]
+    assert isinstance(verdicts[0], list) == (size <= 16 * 1024 + 1)
