@@ -157,12 +157,22 @@ def test_a_gap_while_scanning_counts_into_the_bytes_skipped() -> None:
     assert out[1] == Observed(C2S, rustlog.Ping(), 20, 20 + len(PING), 0)
 
 
-PRODUCE = frame({"type": "Produce", "topic": "t", "partition": 0, "records": [{"value": "aGk="}]})
+PRODUCE = frame({"type": "Produce", "topic": "t", "partition": 0, "records": ["aGk=", "e30="]})
+# Records are base64 strings; objects make the request refused (a recoverable error mid-stream).
+REFUSED = frame({"type": "Produce", "topic": "t", "partition": 0, "records": [{"value": "aGk="}]})
+
+
+def test_the_damaged_stream_holds_a_valid_and_a_refused_produce() -> None:
+    observer = rustlog.Observer()
+    out = list(observer.observe(C2S, PING + LIST + PRODUCE + REFUSED + PING))
+    assert [type(o) for o in out] == [Observed, Observed, Observed, ObservedError, Observed]
+    assert out[2].event == rustlog.Produce("t", 0, (b"hi", b"{}"))  # type: ignore[union-attr]
 
 
 @given(damages())
 def test_a_damaged_stream_decodes_the_same_in_any_chunking(damage: Damage) -> None:
-    whole, split = damaged_decoding(rustlog.Observer, PING + LIST + PRODUCE + PING, damage)
+    stream = PING + LIST + PRODUCE + REFUSED + PING
+    whole, split = damaged_decoding(rustlog.Observer, stream, damage)
     assert split == whole
 
 
