@@ -12,19 +12,25 @@ Two properties h11 does not give on its own, kept here for every end:
 - **The same verdict however the bytes were split.** h11 bounds an event (a message head, a
   chunk-size line) only while it is incomplete (``max_incomplete_event_size``): given whole, a
   head over the bound is complete and taken; given in pieces, it is refused once h11 holds one
-  byte more than the bound. So a slice never fills h11's buffer past that one byte over
-  (``bound`` of ``_start_input``): every event over the bound is seen incomplete at that size,
-  whatever the chunking. Each end also counts the bytes it gives h11 and measures every head
-  from where it began to where h11 stopped consuming.
+  byte more than the bound. So a slice never fills h11's buffer past that one byte over: every
+  event over the bound is seen incomplete at that size, whatever the chunking. Each end also
+  counts the bytes it gives h11 and measures every head from where it began to where h11
+  stopped consuming.
+
+``H11Feed`` keeps both for one ``h11.Connection`` (the S2S Observer has one per direction);
+``H11Input`` is the connections' side of it (Durable Streams' client and server, S2S over
+HTTP/1.1).
 """
 
 from __future__ import annotations
+
+from collections import deque
 
 import h11
 
 from s3p_codec._core.errors import LocalProtocolError
 
-__all__ = ["BODY_FEED_STEP", "FEED_STEP", "H11Input"]
+__all__ = ["BODY_FEED_STEP", "FEED_STEP", "H11_DEFAULT_BOUND", "H11Feed", "H11Input"]
 
 FEED_STEP = 4 * 1024
 """Bytes given to h11 at a time while it reads message heads."""
@@ -32,10 +38,64 @@ FEED_STEP = 4 * 1024
 BODY_FEED_STEP = 64 * 1024
 """Bytes given to h11 at a time inside a message body (consumed whole by each Data event)."""
 
-_COMPACT_AT = 64 * 1024  # drop the fed prefix of our buffer once it is this long and half of it
-
 H11_DEFAULT_BOUND = 16 * 1024
 """h11's own default ``max_incomplete_event_size``, for ends that do not set one."""
+
+
+class H11Feed:
+    """Bytes received for one ``h11.Connection``, given to it only when it needs more: a slice
+    of at most ``step`` bytes that never fills its buffer past one byte over ``bound`` (the
+    ``max_incomplete_event_size`` it was made with). Both properties of the module docstring
+    are kept here, for connections (``H11Input``) and Observers alike.
+    """
+
+    __slots__ = ("at", "bound", "eof", "eof_given", "given", "machine", "mark", "waiting")
+
+    def __init__(self, machine: h11.Connection, bound: int = H11_DEFAULT_BOUND) -> None:
+        self.machine = machine
+        self.bound = bound
+        # Received bytes h11 has not had yet, as they came (a queue: bytes piling up while h11
+        # waits cost no copying), the first one from ``at`` on.
+        self.waiting: deque[bytes] = deque()
+        self.at = 0
+        self.given = 0  # stream offset up to which bytes went to h11
+        self.mark = 0  # a stream offset h11 is known to have consumed up to
+        self.eof = False  # the peer closed: h11 gets the close once it had every byte
+        self.eof_given = False
+
+    def receive(self, data: bytes) -> None:
+        """Queue received bytes (copied only if they are not ``bytes``: the caller may reuse
+        its buffer)."""
+        self.waiting.append(data if type(data) is bytes else bytes(data))
+
+    def consumed(self) -> int:
+        """Stream offset of the first byte h11 has not consumed (one copy of its buffer)."""
+        self.mark = self.given - len(self.machine.trailing_data[0])
+        return self.mark
+
+    def give(self, step: int) -> bool:
+        """h11 needs more: give it the next slice (at most ``step`` bytes) or the close; False
+        if there is nothing to give. Raises what ``h11.Connection.receive_data`` raises."""
+        waiting = self.waiting
+        if waiting:
+            if step > self.bound + 1 - (self.given - self.mark):
+                # Maybe no room for a whole step: what h11 holds, exactly.
+                step = min(step, self.bound + 1 - (self.given - self.consumed()))
+            first, at = waiting[0], self.at
+            piece = first[at : at + step] if at or len(first) > step else first
+            at += len(piece)
+            if at >= len(first):
+                waiting.popleft()
+                at = 0
+            self.at = at
+            self.given += len(piece)
+            self.machine.receive_data(piece)
+            return True
+        if self.eof and not self.eof_given:
+            self.eof_given = True
+            self.machine.receive_data(b"")
+            return True
+        return False
 
 
 class H11Input:
@@ -49,13 +109,7 @@ class H11Input:
 
     def _start_input(self, bound: int = H11_DEFAULT_BOUND) -> None:
         """``bound``: the ``max_incomplete_event_size`` ``self._h11`` was made with."""
-        self._bound = bound
-        self._mark = 0  # a stream offset h11 is known to have consumed up to
-        self._eof = False
-        self._eof_fed = False
-        self._waiting = bytearray()  # received, not yet given to h11, from ``_waiting_at`` on
-        self._waiting_at = 0
-        self._fed = 0  # bytes given to h11
+        self._feed = H11Feed(self._h11, bound)
         self._head_start = 0  # stream offset where the head being read began
 
     def receive_data(self, data: bytes) -> None:
@@ -64,46 +118,30 @@ class H11Input:
         Raises ``LocalProtocolError`` (code ``_eof_code``) for bytes fed after the end of the
         stream.
         """
-        if self._eof:
+        feed = self._feed
+        if feed.eof:
             if data:
                 raise LocalProtocolError("data received after end of stream", code=self._eof_code)
             return
         if not data:
-            self._eof = True
+            feed.eof = True
             return
-        self._waiting += data
+        feed.receive(data)
 
-    def _unfed(self) -> int:
-        """Bytes received and not yet given to h11."""
-        return len(self._waiting) - self._waiting_at
+    @property
+    def _eof(self) -> bool:
+        """The peer closed its side (``receive_data(b"")``)."""
+        return self._feed.eof
 
     def _feed_h11(self) -> bool:
         """Give h11 its next slice (or the end of the stream); False when there is nothing."""
         if self._h11.their_state is h11.ERROR:
             return False
-        if self._unfed():
-            step = BODY_FEED_STEP if self._h11.their_state is h11.SEND_BODY else FEED_STEP
-            if step > self._bound + 1 - (self._fed - self._mark):
-                # Maybe no room for a whole step: what h11 holds, exactly (a copy of it).
-                step = min(step, self._bound + 1 - (self._fed - self._consumed()))
-            at = self._waiting_at
-            piece = bytes(self._waiting[at : at + step])
-            self._waiting_at = at + len(piece)
-            if self._waiting_at >= _COMPACT_AT and 2 * self._waiting_at >= len(self._waiting):
-                del self._waiting[: self._waiting_at]
-                self._waiting_at = 0
-            data = piece
-        elif self._eof and not self._eof_fed:
-            self._eof_fed = True
-            data = b""
-        else:
-            return False
+        step = BODY_FEED_STEP if self._h11.their_state is h11.SEND_BODY else FEED_STEP
         try:
-            self._h11.receive_data(data)
+            return self._feed.give(step)
         except RuntimeError as exc:  # h11 refuses data once the connection is closed
             raise LocalProtocolError(str(exc), code=self._eof_code) from None
-        self._fed += len(data)
-        return True
 
     def _next_h11_event(self) -> object:
         """h11's next event, feeding it received bytes a slice at a time while it needs more.
@@ -117,12 +155,11 @@ class H11Input:
 
     def _pending_input(self) -> bool:
         """Whether bytes were received that h11 has not turned into events."""
-        return bool(self._unfed() or self._h11.trailing_data[0])
+        return bool(self._feed.waiting or self._h11.trailing_data[0])
 
     def _consumed(self) -> int:
         """Stream offset of the first byte h11 has not turned into an event yet."""
-        self._mark = self._fed - len(self._h11.trailing_data[0])
-        return self._mark
+        return self._feed.consumed()
 
     def _head_size(self) -> int:
         """Bytes of the head h11 just read, from ``_head_start`` (which each end moves)."""

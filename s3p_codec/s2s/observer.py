@@ -24,7 +24,7 @@ as a ``Terminal`` event (a capture shows it; it is not a decoding failure).
 Offsets are exact positions in the direction's byte stream, whatever the chunking of the
 ``observe`` calls. h11 reports no positions, so they are measured: the first byte h11 has not
 consumed sits at ``bytes fed - len(trailing_data[0])``, read once per h11 event. h11 is fed no
-more than its bound on an incomplete event (plus one byte) at a time (``_Paced``), so what it
+more than its bound on an incomplete event (plus one byte) at a time (``H11Feed``), so what it
 refuses does not depend on the chunking either. A
 ``SessionRequest``/``SessionResponse`` spans its message head, an ``ErrorResponse`` its whole
 message. Chunked transfer encoding puts framing bytes between the TCP bytes and the frames, so
@@ -41,7 +41,6 @@ resynchronisation point inside an HTTP body, so that direction is abandoned
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
@@ -55,6 +54,7 @@ from s3p_codec._core import (
     RemoteProtocolError,
     Role,
 )
+from s3p_codec._core.h11input import BODY_FEED_STEP, FEED_STEP, H11Feed
 from s3p_codec.s2s.bodymap import MAX_ERROR_BODY, BodyFrames, ObserverEvent, error_response
 from s3p_codec.s2s.bodymap import Output as _Output
 from s3p_codec.s2s.connection import Connection
@@ -181,75 +181,13 @@ class _Undecodable:
         return []
 
 
-_MAX_INCOMPLETE = 16 * 1024  # h11's own default bound on an incomplete event
-
-
-class _Paced:
-    """One direction's bytes on their way into h11, given only when h11 needs more and never
-    more than fill its buffer to one byte over its bound on an incomplete event.
-
-    h11 refuses an incomplete event (a message head, a chunk-size line) only when more than
-    that bound is buffered: a 20 KiB head fed whole is complete, so taken; fed in pieces it is
-    refused at 16 KiB and one byte. Paced, h11 sees every event as it would one byte at a time,
-    so the verdict does not depend on how the capture's bytes were split.
-    """
-
-    __slots__ = ("at", "eof", "eof_given", "given", "machine", "mark", "waiting")
-
-    def __init__(self, role: type[h11.CLIENT] | type[h11.SERVER]) -> None:
-        self.machine = h11.Connection(role, max_incomplete_event_size=_MAX_INCOMPLETE)
-        # Received bytes h11 has not had yet, as they came (a queue, so that bytes piling up
-        # while h11 waits for the other direction cost no copying): the first from ``at``.
-        self.waiting: deque[bytes] = deque()
-        self.at = 0
-        self.given = 0  # stream offset up to which bytes went to h11
-        self.mark = 0  # stream offset h11 is known to have consumed up to
-        self.eof = False  # the direction closed
-        self.eof_given = False
-
-    def receive(self, data: bytes) -> None:
-        """Bytes seen on the wire: to h11 at once if it surely has room, else they wait."""
-        if not self.waiting and len(data) <= _MAX_INCOMPLETE + 1 - (self.given - self.mark):
-            # Nothing waits and h11 surely has room: give it now (a capture's usual packet).
-            self.given += len(data)
-            self.machine.receive_data(data)
-        else:
-            self.waiting.append(data)
-
-    def consumed(self) -> int:
-        """Stream offset of the first byte h11 has not consumed (one copy of its buffer)."""
-        self.mark = self.given - len(self.machine.trailing_data[0])
-        return self.mark
-
-    def give(self) -> bool:
-        """h11 needs more: give it the next bytes (or the close); False if there are none."""
-        waiting = self.waiting
-        if waiting:
-            first, at = waiting[0], self.at
-            room = _MAX_INCOMPLETE + 1 - (self.given - self.consumed())
-            piece = first[at : at + room] if at or len(first) > room else first
-            at += len(piece)
-            if at >= len(first):
-                waiting.popleft()
-                at = 0
-            self.at = at
-            self.given += len(piece)
-            self.machine.receive_data(piece)
-            return True
-        if self.eof and not self.eof_given:
-            self.eof_given = True
-            self.machine.receive_data(b"")
-            return True
-        return False
-
-
 class _Http1Observer:
     """Decodes both directions of one captured HTTP/1.1 connection that carries S2S sessions."""
 
     def __init__(self) -> None:
-        self._input = {
-            Direction.CLIENT_TO_SERVER: _Paced(h11.SERVER),  # parses what the client sent
-            Direction.SERVER_TO_CLIENT: _Paced(h11.CLIENT),  # parses what the server sent
+        self._input = {  # h11 reads what each side sent, paced (see ``H11Feed``)
+            Direction.CLIENT_TO_SERVER: H11Feed(h11.Connection(h11.SERVER)),
+            Direction.SERVER_TO_CLIENT: H11Feed(h11.Connection(h11.CLIENT)),
         }
         self._c2s = self._input[Direction.CLIENT_TO_SERVER].machine
         self._s2c = self._input[Direction.SERVER_TO_CLIENT].machine
@@ -272,10 +210,10 @@ class _Http1Observer:
 
     def observe(self, direction: Direction, data: bytes) -> Sequence[_Output]:
         self._offset[direction] += len(data)
-        paced = self._input[direction]
-        if direction in self._dead or not data or paced.eof:  # eof: data after the close
+        feed = self._input[direction]
+        if direction in self._dead or not data or feed.eof:  # eof: data after the close
             return []
-        paced.receive(data)
+        feed.receive(data)
         return self._drain()
 
     def gap(self, direction: Direction, size: int) -> Sequence[_Output]:
@@ -292,12 +230,6 @@ class _Http1Observer:
         return self._drain()
 
     # -- internals -------------------------------------------------------------------------------
-
-    def _consumed(self, direction: Direction) -> int:
-        """Stream offset of the first byte h11 has not consumed (one copy of its buffer)."""
-        paced = self._input[direction]
-        paced.mark = mark = paced.given - len(paced.machine.trailing_data[0])
-        return mark
 
     def _drain(self) -> list[_Output]:
         out: list[_Output] = []
@@ -366,15 +298,16 @@ class _Http1Observer:
             return True
         if direction is Direction.SERVER_TO_CLIENT and self._s2c.our_state is h11.IDLE:
             return False  # no request seen yet: wait for the client's side
-        paced = self._input[direction]
-        item = paced.machine.next_event()
-        while item is h11.NEED_DATA and paced.give():
-            item = paced.machine.next_event()
+        feed = self._input[direction]
+        item = feed.machine.next_event()
+        step = BODY_FEED_STEP if feed.machine.their_state is h11.SEND_BODY else FEED_STEP
+        while item is h11.NEED_DATA and feed.give(step):
+            item = feed.machine.next_event()
         if item is h11.NEED_DATA or item is h11.PAUSED:
             return False
         if isinstance(item, h11.ConnectionClosed):
             return False
-        consumed = self._last_end[direction] = self._consumed(direction)
+        consumed = self._last_end[direction] = feed.consumed()
         if isinstance(item, h11.Request):
             self._on_request(item, consumed, out)
         elif isinstance(item, h11.Response):
