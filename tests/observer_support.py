@@ -117,15 +117,24 @@ def damaged_decoding(
     at = damage.at % (len(stream) + 1)
     damaged = stream[:at] + damage.garbage + stream[at:]
     runs = []
-    for cuts in ((len(damaged),), damage.sizes):
+    for sizes in ((len(damaged),), damage.sizes):
         observer = make()
         gap = damage.gap
         out: list[object] = [] if gap is None else list(observer.gap(direction, gap))
-        offset = index = 0
-        while offset < len(damaged):
-            size = cuts[index % len(cuts)]
-            out += observer.observe(direction, damaged[offset : offset + size])
-            offset, index = offset + size, index + 1
+        out += fed_in_pieces(observer, direction, damaged, sizes)
         out += observer.close(direction)
         runs.append(comparable(out))
     return runs[0], runs[1]
+
+
+def fed_in_pieces(
+    observer: Any, direction: Direction, data: bytes, sizes: Sequence[int]
+) -> list[object]:
+    """The outputs of ``data`` fed to ``observer`` in pieces of ``sizes`` (cycled)."""
+    out: list[object] = []
+    offset = index = 0
+    while offset < len(data):
+        size = sizes[index % len(sizes)]
+        out += observer.observe(direction, data[offset : offset + size])
+        offset, index = offset + size, index + 1
+    return out

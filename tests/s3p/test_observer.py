@@ -10,7 +10,7 @@ from s3p_codec import Direction, Role, s3p
 from s3p_codec._core import Observed, ObservedError, ObservedGap
 from s3p_codec._core.connection import Observer as ObserverProtocol
 from s3p_codec.s3p import Append, AppendReply, Delete, ErrorCode, Ok, Read, ReadReply, Timestamp
-from tests.observer_support import Damage, comparable, damaged_decoding, damages
+from tests.observer_support import Damage, comparable, damaged_decoding, damages, fed_in_pieces
 
 from .strategies import conversations
 
@@ -64,12 +64,7 @@ def test_the_observer_gives_the_same_output_in_any_chunking(
     observer = s3p.Observer()
     got: list[object] = []
     for direction, stream in ((UP, b"".join(up)), (DOWN, b"".join(down))):
-        at = index = 0
-        while at < len(stream):
-            size = sizes[index % len(sizes)]
-            got += observer.observe(direction, stream[at : at + size])
-            at += size
-            index += 1
+        got += fed_in_pieces(observer, direction, stream, sizes)
     got += observer.close(UP)
     got += observer.close(DOWN)
     assert got == expected
@@ -204,11 +199,7 @@ def test_after_a_gap_the_output_does_not_depend_on_the_chunking(
     got: list[object] = []
     for direction, stream in streams:
         got += observer.gap(direction, gap)
-        at = index = 0
-        while at < len(stream):
-            size = sizes[index % len(sizes)]
-            got += observer.observe(direction, stream[at : at + size])
-            at, index = at + size, index + 1
+        got += fed_in_pieces(observer, direction, stream, sizes)
         got += observer.close(direction)
     assert comparable(got) == comparable(expected)
 

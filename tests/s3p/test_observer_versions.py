@@ -26,6 +26,7 @@ from s3p_codec.s3p import (
     Trim,
 )
 from tests.capture.synth import Flow, write_capture
+from tests.observer_support import fed_in_pieces
 
 from .strategies import conversations
 
@@ -130,12 +131,7 @@ def test_the_v020_observer_gives_the_same_output_in_any_chunking(
     observer = s3p.Observer(version="0.2.0")
     got: list[object] = []
     for direction, stream in ((UP, b"".join(up)), (DOWN, b"".join(down))):
-        at = index = 0
-        while at < len(stream):
-            size = sizes[index % len(sizes)]
-            got += observer.observe(direction, stream[at : at + size])
-            at += size
-            index += 1
+        got += fed_in_pieces(observer, direction, stream, sizes)
     assert got == expected
 
 
