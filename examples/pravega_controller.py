@@ -57,9 +57,17 @@ import attrs
 import grpc
 from grpc import aio
 
+from examples import pravega_names
 from examples.pravega_controller_messages import SERVICE, message, message_class
 
-__all__ = ["Controller", "StreamState", "segment_name", "start", "transaction_segment_name"]
+__all__ = [
+    "Controller",
+    "ControllerLimits",
+    "StreamState",
+    "segment_name",
+    "start",
+    "transaction_segment_name",
+]
 
 log = logging.getLogger("pravega_controller")
 
@@ -85,6 +93,30 @@ class _Status(enum.IntEnum):
     # CreateScope: SCOPE_EXISTS; CreateStream: STREAM_EXISTS; Update/Delete: *_NOT_FOUND
     EXISTS_OR_NOT_FOUND = 2
     SCOPE_NOT_FOUND = 3  # CreateStream, UpdateStream; DeleteStream: STREAM_NOT_SEALED
+
+
+_INVALID_SCOPE_NAME = 3  # CreateScopeStatus.INVALID_SCOPE_NAME
+_INVALID_STREAM_NAME = 4  # CreateStreamStatus.INVALID_STREAM_NAME
+
+
+@attrs.frozen
+class ControllerLimits:
+    """What one ``createStream`` may ask of the store.
+
+    ``max_segments_per_stream``: the most segments a stream may be created with (its scaling
+    policy's ``min_segments``). Each segment is built in the store's event loop and listed in
+    every ``getCurrentSegments`` reply, so one 18-byte request asking for millions would stall
+    every client and end in MemoryError. Past the bound the call fails with gRPC ``INTERNAL``,
+    the status a Pravega controller gives a stream configuration its argument checks refuse
+    (``ControllerServiceImpl`` maps an ``IllegalArgumentException`` raised while starting a
+    call to ``INTERNAL``).
+    """
+
+    max_segments_per_stream: int = 1000
+
+    def __attrs_post_init__(self) -> None:
+        if self.max_segments_per_stream < 1:
+            raise ValueError("max_segments_per_stream must be at least 1")
 
 
 _TXN_NOT_FOUND = 3  # TxnStatus.TRANSACTION_NOT_FOUND
@@ -141,8 +173,15 @@ Handler = Callable[[Any, aio.ServicerContext[Any, Any]], Awaitable[Any]]
 class Controller:
     """Scopes, streams and transactions in memory; segment data lives in ``store``."""
 
-    def __init__(self, store: SegmentStore, store_host: str, store_port: int) -> None:
+    def __init__(
+        self,
+        store: SegmentStore,
+        store_host: str,
+        store_port: int,
+        limits: ControllerLimits | None = None,
+    ) -> None:
         self.store = store
+        self.limits = ControllerLimits() if limits is None else limits
         self.store_host = store_host
         self.store_port = store_port
         self.scopes: set[str] = set()
@@ -185,6 +224,10 @@ class Controller:
         return message("ServerResponse")
 
     async def createScope(self, request: Any, context: Any) -> Any:
+        why = pravega_names.check_name(request.scope)
+        if why is not None:
+            log.info("createScope refused: %s", why)
+            return message("Status", status=_INVALID_SCOPE_NAME)
         if request.scope in self.scopes:
             return message("Status", status=_Status.EXISTS_OR_NOT_FOUND)
         self.scopes.add(request.scope)
@@ -250,9 +293,19 @@ class Controller:
         info = request.stream
         if info.scope not in self.scopes:
             return message("Status", status=_Status.SCOPE_NOT_FOUND)
+        why = pravega_names.check_name(info.stream)
+        if why is not None:
+            log.info("createStream refused: %s", why)
+            return message("Status", status=_INVALID_STREAM_NAME)
         if (info.scope, info.stream) in self.streams:
             return message("Status", status=_Status.EXISTS_OR_NOT_FOUND)
         count = max(1, request.scaling.min_segments)
+        bound = self.limits.max_segments_per_stream
+        if count > bound:
+            await context.abort(
+                grpc.StatusCode.INTERNAL,
+                f"min_segments {count} is over this controller's bound of {bound} per stream",
+            )
         state = StreamState(info.scope, info.stream, count, request.SerializeToString())
         for name in state.segment_names():
             self.store.create_segment(name)

@@ -60,7 +60,7 @@ from typing import Any
 
 import attrs
 
-from examples import _cli, _policy
+from examples import _cli, _policy, pravega_names
 from examples import pravega_store_commands as commands
 from s3p_codec import Role, pravega
 from s3p_codec.io import ConnectionClosed
@@ -311,7 +311,11 @@ class _Session:
         elif isinstance(request, pravega.KeepAlive):
             await self.send(request)
         elif isinstance(request, pravega.CreateSegment):
-            if request.segment in store.segments:
+            why = pravega_names.check_segment_name(request.segment)
+            if why is not None:
+                code = pravega.ErrorMessage.ILLEGAL_ARGUMENT
+                await self.send(pravega.ErrorMessage(request.request_id, "", why, code))
+            elif request.segment in store.segments:
                 await self.send(pravega.SegmentAlreadyExists(request.request_id, request.segment))
             else:
                 store.segments[request.segment] = Segment(request.segment)
@@ -676,6 +680,7 @@ async def start(
     """Listen; return the server (``server.sockets[0].getsockname()[1]`` is the port)."""
     store = Store() if store is None else store
     loop = asyncio.get_running_loop()
+
     def codec() -> _policy.WatchedCodec[Any, Any]:
         """The server-role codec, noting when a request began arriving (``partial_since``; a
         session keeps its own notion of busy: reads in flight, replies not taken)."""
@@ -689,15 +694,24 @@ async def start(
 
 
 async def start_controller(
-    store: Store, host: str, store_port: int, port: int = 0
+    store: Store,
+    host: str,
+    store_port: int,
+    port: int = 0,
+    *,
+    max_segments_per_stream: int | None = None,
 ) -> tuple[Any, int]:
     """Serve a controller for ``store`` on ``host:port``; return the gRPC server and its port.
 
     Imported here so that the store alone needs no gRPC (``pravega-controller`` extra).
+    ``max_segments_per_stream`` overrides ``ControllerLimits``' default.
     """
     from examples import pravega_controller  # noqa: PLC0415 - optional gRPC dependency
 
-    controller = pravega_controller.Controller(store, host, store_port)
+    limits = pravega_controller.ControllerLimits()
+    if max_segments_per_stream is not None:
+        limits = pravega_controller.ControllerLimits(max_segments_per_stream)
+    controller = pravega_controller.Controller(store, host, store_port, limits)
     return await pravega_controller.start(controller, host, port)
 
 
@@ -721,6 +735,14 @@ def main(argv: list[str] | None = None) -> None:
         default=1.0,
         help="on SIGUSR1 the store drops every connection and stops listening for this many "
         "seconds, keeping its data: a store restart over durable storage, for client tests",
+    )
+    parser.add_argument(
+        "--max-segments-per-stream",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the controller refuses createStream asking for more segments than this "
+        "(default: ControllerLimits', 1000)",
     )
     defaults = ServerLimits()
     parser.add_argument(
@@ -776,7 +798,13 @@ def main(argv: list[str] | None = None) -> None:
         log.info("listening on %s:%d", args.host, port)
         controller = None
         if args.controller_port is not None:
-            controller = await start_controller(store, args.host, port, args.controller_port)
+            controller = await start_controller(
+                store,
+                args.host,
+                port,
+                args.controller_port,
+                max_segments_per_stream=args.max_segments_per_stream,
+            )
             log.info("controller listening on %s:%d", args.host, controller[1])
 
         async def restart() -> None:

@@ -95,3 +95,58 @@ def test_transaction_states_through_commit_and_abort(call: Any) -> None:
     unknown = message("TxnRequest", stream=stream("tx"), txn=message("TxnId", high=1, low=2))
     assert state(unknown) == 0  # UNKNOWN
     assert call("commitTransaction", "Status", unknown).status == 3  # TRANSACTION_NOT_FOUND
+
+
+def test_create_stream_past_the_segment_bound_is_refused_before_any_segment_is_built(
+    call: Any,
+) -> None:
+    """One 18-byte request asking for 2^31-1 segments made the store build them in its event
+    loop (300k: +400 MB; more: MemoryError). Past ``max_segments_per_stream`` (1000) the call
+    ends with the status a Pravega controller gives a configuration it refuses."""
+    call("createScope", "Status", message("ScopeInfo", scope="sc"))
+    before = call.store.rss()
+    for count in (1001, 300_000, 2**31 - 1):
+        config = message(
+            "StreamConfig",
+            stream=stream(f"huge{count}"),
+            scaling=message("ScalingPolicy", min_segments=count),
+        )
+        with pytest.raises(grpc.RpcError) as refused:
+            call("createStream", "Status", config)
+        assert refused.value.code() == grpc.StatusCode.INTERNAL
+        assert call("checkStreamExists", "ExistsResponse", stream(f"huge{count}")).exists is False
+    assert call.store.rss() - before < 20 << 20
+    at_bound = message(
+        "StreamConfig", stream=stream("wide"), scaling=message("ScalingPolicy", min_segments=1000)
+    )
+    assert call("createStream", "Status", at_bound).status == 0
+    assert len(call("getCurrentSegments", "SegmentRanges", stream("wide")).ranges) == 1000
+
+
+@pytest.mark.parametrize(
+    "scope", ["a/b", "", "x" * 256, "spa ce", "é", "a\nb", "__twice", "x" * (3 << 20)]
+)
+def test_scope_names_outside_pravegas_rules_are_invalid(call: Any, scope: str) -> None:
+    assert call("createScope", "Status", message("ScopeInfo", scope=scope)).status == 3
+    assert scope not in call("listScopes", "ScopesResponse", message("ScopesRequest")).scopes
+
+
+@pytest.mark.parametrize("name", ["b/c", "", "y" * 256, "tab\t", "a#b", "_x_"])
+def test_stream_names_outside_pravegas_rules_are_invalid(call: Any, name: str) -> None:
+    """Scope ``a`` + stream ``b/c`` and scope ``a/b`` + stream ``c`` shared one segment."""
+    call("createScope", "Status", message("ScopeInfo", scope="sc"))
+    config = message(
+        "StreamConfig", stream=stream(name), scaling=message("ScalingPolicy", min_segments=1)
+    )
+    assert call("createStream", "Status", config).status == 4  # INVALID_STREAM_NAME
+
+
+def test_names_pravega_accepts_are_accepted(call: Any) -> None:
+    for scope in ("Sc.1-x", "_system", "z" * 255):
+        assert call("createScope", "Status", message("ScopeInfo", scope=scope)).status in (0, 2)
+    config = message(
+        "StreamConfig",
+        stream=message("StreamInfo", scope="Sc.1-x", stream="_RGgroup"),
+        scaling=message("ScalingPolicy", min_segments=1),
+    )
+    assert call("createStream", "Status", config).status == 0

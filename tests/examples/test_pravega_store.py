@@ -306,3 +306,33 @@ def test_the_scripts_run_as_a_user_runs_them() -> None:
     finally:
         server.kill()
         server.wait(timeout=10)
+
+
+def test_segment_names_that_could_be_shared_by_two_streams_are_refused() -> None:
+    """``a/b/c/0.#epoch.0`` is both scope ``a`` + stream ``b/c`` and scope ``a/b`` + stream
+    ``c``: the store refuses to create a stream segment whose scope or stream Pravega would
+    refuse, and any name with an empty or over-long part."""
+
+    async def scenario(port: int, store: store_module.Store) -> None:
+        conn = await raw(port)
+        refused = (
+            "a/b/c/0.#epoch.0",
+            "a/b c/0.#epoch.0",
+            "sc/" + "s" * 256 + "/0.#epoch.0",
+            "x" * 256,
+            "a//b",
+            "/lead",
+        )
+        for request_id, name in enumerate(refused, 1):
+            await conn.send(pravega.CreateSegment(request_id, name))
+            reply = await conn.next_event()
+            assert isinstance(reply, pravega.ErrorMessage), name
+            assert reply.error_code == pravega.ErrorMessage.ILLEGAL_ARGUMENT
+            assert name not in store.segments
+        accepted = ("sc/st/0.#epoch.0", "sc/st/0.#epoch.0#transaction." + "ab" * 16, "plain")
+        for request_id, name in enumerate(accepted, 100):
+            await conn.send(pravega.CreateSegment(request_id, name))
+            assert await conn.next_event() == pravega.SegmentCreated(request_id, name)
+        await conn.aclose()
+
+    run(scenario)
