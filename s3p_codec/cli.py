@@ -8,6 +8,8 @@
     s3p-codec stats FILE|DIR|GLOB|-... [--decode-as PORT=PROTO]... [--format table|json]
     s3p-codec live -i IFACE [BPF FILTER...] [decode's options]
     s3p-codec fuzz PROTOCOL HOST:PORT [--seconds N] [--seed S] [--allow-remote]
+    s3p-codec replay CAPTURE... --to HOST:PORT [--decode-as PORT=PROTO]... [--pace recorded|xN]
+                     [--format text|jsonl] [--baseline HOST:PORT]
 
 Each sub-command is one ``register`` function in ``COMMANDS``: it adds its parser to the
 sub-parsers and sets ``handler`` (a function taking the parsed arguments and returning the exit
@@ -218,12 +220,20 @@ def register_fuzz(sub: SubParsers) -> None:
     register(sub)
 
 
+def register_replay(sub: SubParsers) -> None:
+    """``replay``: send captured requests to a server again and compare its answers."""
+    from s3p_codec.replay._command import register  # noqa: PLC0415
+
+    register(sub)
+
+
 COMMANDS: list[Register] = [
     register_decode,
     register_stats,
     register_live,
     register_spark,
     register_fuzz,
+    register_replay,
 ]
 """Every sub-command (or command group) of ``s3p-codec``, in the order ``--help`` lists them."""
 

@@ -1,0 +1,219 @@
+"""What replay needs to know of each protocol, and nothing more.
+
+A ``Dialect`` says how to open a client codec for a conversation, which fields the server
+assigns (paired, not compared), which events are noise (keep-alives, heartbeats), which mean
+that more of the same answer may follow, and which are errors (an answer is complete at one).
+Everything else (sending, decoding, comparing) is generic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from s3p_codec import Role, durable, pravega, rustlog, s2s, s3p
+from s3p_codec.replay._compare import Assigned
+from s3p_codec.replay._conversations import Conversation
+
+__all__ = ["DIALECTS", "Dialect"]
+
+ClientFactory = Callable[[Conversation, str, int], Any]
+"""``(conversation, host, port) -> client Connection`` for the target."""
+
+
+def _by_name(names: dict[str, str]) -> Assigned:
+    def assigned(name: str, value: object) -> str | None:
+        return names.get(name) if isinstance(value, int | str) else None
+
+    return assigned
+
+
+def _unfolded(events: Sequence[object]) -> tuple[object, ...]:
+    return tuple(events)
+
+
+@attrs.frozen
+class Dialect:
+    """The per-protocol rules of a replay."""
+
+    name: str
+    client: ClientFactory
+    assigned: Assigned
+    errors: tuple[type, ...] = ()
+    noise: tuple[type, ...] = ()
+    streaming: tuple[type, ...] = ()
+    handshake: tuple[type, ...] = ()
+    fold: Callable[[Sequence[object]], tuple[object, ...]] = _unfolded
+    unreplayable: Callable[[Conversation], str | None] = lambda conversation: None
+
+    def answer_done(self, recorded: Sequence[object], live: Sequence[object]) -> bool:
+        """Whether the live answer is complete: as long as the recorded one and not in the
+        middle of a stream, or ended by an error."""
+        if not recorded:
+            return True
+        if not live:
+            return False
+        last = live[-1]
+        if isinstance(last, self.errors):
+            return True
+        more = isinstance(last, self.streaming) and not isinstance(recorded[-1], self.streaming)
+        return len(live) >= len(recorded) and not more
+
+    def skip_reason(self, conversation: Conversation) -> str | None:
+        """Why this conversation cannot be replayed (None: it can)."""
+        first = conversation.exchanges[0].request
+        if self.handshake and not isinstance(first, self.handshake):
+            wanted = " or ".join(t.__name__ for t in self.handshake)
+            return f"does not start with its handshake ({wanted}): recorded mid-stream"
+        return self.unreplayable(conversation)
+
+
+# --- S3P ---------------------------------------------------------------------------------
+
+
+def _s3p_version(conversation: Conversation) -> str:
+    """v0.2.0 requests name IDs; S3P has no handshake that would say it."""
+    for exchange in conversation.exchanges:
+        request = exchange.request
+        if getattr(request, "id", None) is not None or getattr(request, "min_id", None):
+            return "0.2.0"
+    return "0.1.0"
+
+
+def _s3p_client(conversation: Conversation, host: str, port: int) -> s3p.Connection:
+    return s3p.Connection(Role.CLIENT, version=_s3p_version(conversation))
+
+
+def _s3p_assigned(name: str, value: object) -> str | None:
+    return "timestamp" if isinstance(value, s3p.Timestamp) else None
+
+
+S3P = Dialect("s3p", _s3p_client, _s3p_assigned, errors=(s3p.ErrorReply,))
+
+# --- RustLog -----------------------------------------------------------------------------
+
+_RUSTLOG_ASSIGNED = {
+    "offset": "offset",
+    "base_offset": "offset",
+    "next_offset": "offset",
+    "high_watermark": "offset",
+    "log_start_offset": "offset",
+    "timestamp": "timestamp",
+}
+
+
+def _rustlog_client(conversation: Conversation, host: str, port: int) -> rustlog.Connection:
+    return rustlog.Connection(Role.CLIENT, pipelining=True)
+
+
+RUSTLOG = Dialect("rustlog", _rustlog_client, _by_name(_RUSTLOG_ASSIGNED), errors=(rustlog.Error,))
+
+# --- Pravega -----------------------------------------------------------------------------
+
+_PRAVEGA_ASSIGNED = {
+    "current_segment_write_offset": "offset",
+    "write_offset": "offset",
+    "start_offset": "offset",
+    "last_modified": "time",
+    "server_stack_trace": "trace",
+}
+
+
+def _pravega_client(conversation: Conversation, host: str, port: int) -> pravega.Connection:
+    return pravega.Connection(Role.CLIENT, check_acks=False)
+
+
+_PRAVEGA_ERRORS = (
+    pravega.WrongHost,
+    pravega.SegmentIsSealed,
+    pravega.SegmentIsTruncated,
+    pravega.SegmentAlreadyExists,
+    pravega.NoSuchSegment,
+    pravega.InvalidEventNumber,
+    pravega.OperationUnsupported,
+    pravega.AuthTokenCheckFailed,
+    pravega.ConditionalCheckFailed,
+    pravega.ErrorMessage,
+)
+
+PRAVEGA = Dialect(
+    "pravega",
+    _pravega_client,
+    _by_name(_PRAVEGA_ASSIGNED),
+    errors=_PRAVEGA_ERRORS,
+    noise=(pravega.KeepAlive,),
+    handshake=(pravega.Hello,),
+)
+
+# --- Durable Streams ---------------------------------------------------------------------
+
+_DURABLE_ASSIGNED = {
+    "next_offset": "offset",
+    "offset": "offset",
+    "cursor": "cursor",
+    "etag": "etag",
+    "if_none_match": "etag",
+    "location": "location",
+    "expires_at": "time",
+}
+
+
+def _durable_client(conversation: Conversation, host: str, port: int) -> object:
+    return durable.Connection(Role.CLIENT, host=f"{host}:{port}")
+
+
+def _durable_fold(events: Sequence[object]) -> tuple[object, ...]:
+    """An SSE answer by content: its data joined, only its last control event kept (how often
+    the server sends control events between data is timing, not behaviour)."""
+    data = [e.data for e in events if isinstance(e, durable.SSEData)]
+    controls = [e for e in events if isinstance(e, durable.SSEControl)]
+    if not data and not controls:
+        return tuple(events)
+    out: list[object] = [e for e in events if not isinstance(e, durable.SSEData | durable.SSEControl
+                                                             | durable.SSEEnd)]  # fmt: skip
+    if data:
+        out.append(durable.SSEData(data=b"".join(data)))
+    if controls:
+        out.append(controls[-1])
+    out.extend(e for e in events if isinstance(e, durable.SSEEnd))
+    return tuple(out)
+
+
+DURABLE = Dialect(
+    "durable",
+    _durable_client,
+    _by_name(_DURABLE_ASSIGNED),
+    errors=(durable.ErrorResponse,),
+    streaming=(durable.SSEStart, durable.SSEControl, durable.SSEData),
+    fold=_durable_fold,
+)
+
+# --- S2S ---------------------------------------------------------------------------------
+
+_S2S_ASSIGNED = {"timestamp": "timestamp", "seq_num": "seq_num"}
+
+
+def _s2s_client(conversation: Conversation, host: str, port: int) -> s2s.Http1Connection:
+    return s2s.Http1Connection(Role.CLIENT, host=f"{host}:{port}")
+
+
+def _s2s_assigned(name: str, value: object) -> str | None:
+    if name in _S2S_ASSIGNED and isinstance(value, int):
+        return _S2S_ASSIGNED[name]
+    return None
+
+
+S2S = Dialect(
+    "s2s",
+    _s2s_client,
+    _s2s_assigned,
+    errors=(s2s.ErrorResponse, s2s.Terminal),
+    noise=(s2s.Heartbeat, s2s.ReconnectAdvised),
+    streaming=(s2s.SessionResponse, s2s.ReadBatch),
+    handshake=(s2s.SessionRequest,),
+)
+
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (S3P, RUSTLOG, PRAVEGA, DURABLE, S2S)}
+"""The dialect of each protocol name the capture layer gives."""
