@@ -314,4 +314,12 @@ class ClientConnection(Connection, H11Input, role=Role.CLIENT):
         elif request is None:  # the answer to a request the server could not parse
             self._queue.append(parse_error(head.status_code, list(head.headers), body))
         else:
-            self._queue.append(parse_response(request, head.status_code, list(head.headers), body))
+            self._queue.append(
+                parse_response(
+                    request,
+                    head.status_code,
+                    list(head.headers),
+                    body,
+                    self.limits.max_subscription_streams,
+                )
+            )

@@ -16,6 +16,8 @@ import enum
 
 import attrs
 
+from s3p_codec.durable._subscription_events import SubscriptionRequest, SubscriptionResponse
+
 __all__ = [
     "Append",
     "Appended",
@@ -166,8 +168,8 @@ class Options:
     path: str
 
 
-#: The requests a client sends.
-Request = Create | Append | Read | Head | Delete | Options
+#: The requests a client sends: stream operations, and the reserved ``__ds`` subscription APIs.
+Request = Create | Append | Read | Head | Delete | Options | SubscriptionRequest
 
 # ---------------------------------------------------------------------------------------------
 # Responses (server -> client)
@@ -350,6 +352,7 @@ Response = (
     | SSEStart
     | OptionsOk
     | ErrorResponse
+    | SubscriptionResponse
 )
 """Events that start (and, except ``SSEStart``, complete) one HTTP response."""
 

@@ -25,3 +25,6 @@ class Limits:
     """Longest SSE line (a ``data:`` line of a data event)."""
     max_sse_event: int = 32 << 20
     """Largest SSE event, all its lines together."""
+    max_subscription_streams: int = 1024
+    """Most stream paths, acks or keys one subscription request or response may list (the
+    reserved ``__ds`` APIs); over it: 429 ``LIMIT_EXCEEDED``, before any is typed."""

@@ -13,7 +13,20 @@ from urllib.parse import parse_qsl, quote
 import h11
 
 from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
+from s3p_codec.durable import _subscriptions as S
 from s3p_codec.durable import headers as H
+from s3p_codec.durable._subscription_events import (
+    AckSubscription,
+    AddSubscriptionStreams,
+    ClaimSubscription,
+    DeleteSubscription,
+    GetJwks,
+    GetSubscription,
+    PutSubscription,
+    ReleaseSubscription,
+    RemoveSubscriptionStream,
+    SubscriptionCallback,
+)
 from s3p_codec.durable.events import (
     Append,
     Create,
@@ -34,6 +47,18 @@ from s3p_codec.durable.producer import MAX_PRODUCER_INT
 __all__ = ["build_request", "parse_request", "validate_request"]
 
 _METHODS = {"PUT", "POST", "GET", "HEAD", "DELETE", "OPTIONS"}
+_SUBSCRIPTION_REQUESTS = (
+    PutSubscription,
+    GetSubscription,
+    DeleteSubscription,
+    AddSubscriptionStreams,
+    RemoveSubscriptionStream,
+    GetJwks,
+    SubscriptionCallback,
+    ClaimSubscription,
+    AckSubscription,
+    ReleaseSubscription,
+)
 
 
 class _Invalid(Exception):
@@ -145,8 +170,15 @@ def _check_read(event: Read, limits: Limits) -> None:
 
 def validate_request(event: Request, limits: Limits) -> None:
     """Raise ``LocalProtocolError`` (code: the status a server would answer) if invalid."""
+    if isinstance(event, _SUBSCRIPTION_REQUESTS):
+        S.validate_subscription_request(event, limits.max_subscription_streams)
+        return
     try:
         _check_path(event.path)
+        if S.is_reserved_path(event.path):
+            # "Application stream paths whose first stream-root-relative segment is __ds are
+            # reserved for Durable Streams control APIs."
+            raise _bad(f"a path segment {S.RESERVED_SEGMENT!r} is reserved, never a stream")
         if isinstance(event, Create):
             _check_create(event, limits)
         elif isinstance(event, Append):
@@ -161,6 +193,11 @@ def build_request(event: Request, host: str, limits: Limits) -> tuple[h11.Reques
     """The h11 request head and body for a (validated) request event."""
     validate_request(event, limits)
     headers: list[tuple[bytes, bytes]] = [(b"host", host.encode("ascii"))]
+    if isinstance(event, _SUBSCRIPTION_REQUESTS):
+        verb, path, extra, payload = S.build_subscription_request(
+            event, limits.max_subscription_streams
+        )
+        return h11.Request(method=verb, target=path, headers=headers + extra), payload
     body = b""
     target = event.path
     if isinstance(event, Create):
@@ -351,6 +388,12 @@ def parse_request(
         path, _, query = text.partition("?")
         path = path.partition("#")[0]
         verb = method.decode("ascii", errors="replace").upper()
+        if S.is_reserved_path(path) and verb != "OPTIONS":  # preflights stay CORS's
+            # "Servers MUST route the reserved __ds prefix before normal stream operations":
+            # a control path is typed here or refused here, never taken for a stream.
+            return S.parse_subscription_request(
+                verb, path, headers, body, max_streams=limits.max_subscription_streams
+            )
         if verb not in _METHODS:
             raise _Invalid(ErrorCode.METHOD_NOT_ALLOWED, f"method {verb} not allowed")
         _check_path(path)
@@ -377,6 +420,8 @@ def parse_request(
 
 def validate_remote(event: Request, limits: Limits) -> None:
     """The same rules as ``validate_request``, raising ``_Invalid`` for the server path."""
+    if isinstance(event, _SUBSCRIPTION_REQUESTS):
+        return
     if isinstance(event, Create):
         _check_create(event, limits)
     elif isinstance(event, Append):

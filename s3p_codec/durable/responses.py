@@ -15,7 +15,16 @@ from http import HTTPStatus
 import h11
 
 from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
+from s3p_codec.durable import _subscriptions as S
 from s3p_codec.durable import headers as H
+from s3p_codec.durable._subscription_events import (
+    Claimed,
+    Jwks,
+    SubscriptionError,
+    SubscriptionOk,
+    SubscriptionUpdated,
+    WakeAcked,
+)
 from s3p_codec.durable.events import (
     Append,
     Appended,
@@ -96,8 +105,29 @@ def _check_int(name: str, value: int | None) -> None:
         raise _local(f"{name} must be in [0, 2^53-1]")
 
 
+_SUBSCRIPTION_RESPONSES = (
+    SubscriptionOk,
+    SubscriptionUpdated,
+    Jwks,
+    WakeAcked,
+    Claimed,
+    SubscriptionError,
+)
+
+
+def _is_control(request: Request | None) -> bool:
+    return request is not None and type(request) in S.ANSWERS
+
+
 def validate_response(request: Request | None, event: Response) -> None:
     """``LocalProtocolError`` if ``event`` cannot answer ``request`` or breaks a MUST."""
+    if isinstance(event, _SUBSCRIPTION_RESPONSES):
+        if request is not None and not _is_control(request):
+            raise _local(f"{type(event).__name__} answers only a reserved __ds request")
+        S.validate_subscription_response(request, event)  # type: ignore[arg-type]
+        return
+    if _is_control(request) and not isinstance(event, ErrorResponse):
+        raise _local(f"{type(event).__name__} cannot answer {type(request).__name__}")
     if request is not None and not isinstance(event, ErrorResponse):
         allowed = ALLOWED[type(request)]
         if not isinstance(event, allowed):
@@ -171,7 +201,11 @@ def build_response(
     body = b""
     status = 200
     sized = True  # whether to send Content-Length
-    if isinstance(event, Created):
+    if isinstance(event, _SUBSCRIPTION_RESPONSES):
+        status, extra, body = S.response_parts(event)
+        headers.extend(extra)
+        sized = status != 204
+    elif isinstance(event, Created):
         status = 200 if event.existed else 201
         headers.append((H.CONTENT_TYPE, _ascii(event.content_type)))
         headers.append((H.STREAM_NEXT_OFFSET, _ascii(event.next_offset)))
@@ -354,10 +388,23 @@ class ResponseHeaders:
 
 
 def parse_response(
-    request: Request, status: int, raw: list[tuple[bytes, bytes]], body: bytes
+    request: Request,
+    status: int,
+    raw: list[tuple[bytes, bytes]],
+    body: bytes,
+    max_streams: int = 1024,
 ) -> Response:
     """The typed event of a complete (non-SSE) response to ``request``."""
     headers = ResponseHeaders(raw)
+    if _is_control(request):
+        answer = S.parse_subscription_response(
+            request,  # type: ignore[arg-type]
+            status,
+            headers.get(H.CONTENT_TYPE),
+            body,
+            max_streams,
+        )
+        return parse_error(status, raw, body) if answer is None else answer
     if 200 <= status < 300:
         if isinstance(request, Create):
             return Created(

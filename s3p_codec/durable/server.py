@@ -23,6 +23,7 @@ from s3p_codec._core.h11input import H11Input
 from s3p_codec._core.lifecycle import ReplyAfterError, finished
 from s3p_codec._core.types import NEED_DATA, NeedData, Role
 from s3p_codec.durable import sse
+from s3p_codec.durable._subscription_events import SubscriptionError
 from s3p_codec.durable.connection import Connection
 from s3p_codec.durable.events import (
     ConnectionErrorCode,
@@ -224,9 +225,10 @@ class ServerConnection(Connection, H11Input, role=Role.SERVER):
             raise LocalProtocolError(
                 "no request is waiting for a response", code=ConnectionErrorCode.STATE
             )
-        if answering is None and not isinstance(event, ErrorResponse):
+        if answering is None and not isinstance(event, (ErrorResponse, SubscriptionError)):
             raise LocalProtocolError(
-                "only an ErrorResponse answers a rejected request", code=ConnectionErrorCode.STATE
+                "only an ErrorResponse (or a SubscriptionError) answers a rejected request",
+                code=ConnectionErrorCode.STATE,
             )
         fatal = self._state is ConnectionState.ERROR
         is_head = self._head is not None and self._head.method.upper() == b"HEAD"
