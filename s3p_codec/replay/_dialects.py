@@ -2,7 +2,7 @@
 
 A ``Dialect`` says how to open a client codec for a conversation, which fields the server
 assigns (paired, not compared), which events are noise (keep-alives, heartbeats), which mean
-that more of the same answer may follow, and which are errors (an answer is complete at one).
+that more of the same answer may follow, and which end an answer (errors, the end of a stream).
 Everything else (sending, decoding, comparing) is generic.
 """
 
@@ -34,6 +34,10 @@ def _unfolded(events: Sequence[object]) -> tuple[object, ...]:
     return tuple(events)
 
 
+def _nothing_after(request: object) -> tuple[object, ...]:
+    return ()
+
+
 @attrs.frozen
 class Dialect:
     """The per-protocol rules of a replay."""
@@ -41,22 +45,28 @@ class Dialect:
     name: str
     client: ClientFactory
     assigned: Assigned
-    errors: tuple[type, ...] = ()
+    final: tuple[type, ...] = ()
+    loose: frozenset[str] = frozenset()
+    """Text fields compared with their numbers masked (messages quoting assigned values)."""
+    """Events that end an answer whatever came before them: errors, the end of an SSE stream."""
     noise: tuple[type, ...] = ()
     streaming: tuple[type, ...] = ()
     handshake: tuple[type, ...] = ()
     fold: Callable[[Sequence[object]], tuple[object, ...]] = _unfolded
     unreplayable: Callable[[Conversation], str | None] = lambda conversation: None
+    after: Callable[[object], tuple[object, ...]] = _nothing_after
+    """Codec instructions that follow a request (Pravega's block writer needs a flush that the
+    recording cannot show: it is not on the wire)."""
 
     def answer_done(self, recorded: Sequence[object], live: Sequence[object]) -> bool:
         """Whether the live answer is complete: as long as the recorded one and not in the
-        middle of a stream, or ended by an error."""
+        middle of a stream, or ended by an error or an end of stream."""
         if not recorded:
             return True
         if not live:
             return False
         last = live[-1]
-        if isinstance(last, self.errors):
+        if isinstance(last, self.final):
             return True
         more = isinstance(last, self.streaming) and not isinstance(recorded[-1], self.streaming)
         return len(live) >= len(recorded) and not more
@@ -90,7 +100,9 @@ def _s3p_assigned(name: str, value: object) -> str | None:
     return "timestamp" if isinstance(value, s3p.Timestamp) else None
 
 
-S3P = Dialect("s3p", _s3p_client, _s3p_assigned, errors=(s3p.ErrorReply,))
+S3P = Dialect(
+    "s3p", _s3p_client, _s3p_assigned, final=(s3p.ErrorReply,), loose=frozenset({"message"})
+)
 
 # --- RustLog -----------------------------------------------------------------------------
 
@@ -108,7 +120,7 @@ def _rustlog_client(conversation: Conversation, host: str, port: int) -> rustlog
     return rustlog.Connection(Role.CLIENT, pipelining=True)
 
 
-RUSTLOG = Dialect("rustlog", _rustlog_client, _by_name(_RUSTLOG_ASSIGNED), errors=(rustlog.Error,))
+RUSTLOG = Dialect("rustlog", _rustlog_client, _by_name(_RUSTLOG_ASSIGNED), final=(rustlog.Error,))
 
 # --- Pravega -----------------------------------------------------------------------------
 
@@ -123,6 +135,10 @@ _PRAVEGA_ASSIGNED = {
 
 def _pravega_client(conversation: Conversation, host: str, port: int) -> pravega.Connection:
     return pravega.Connection(Role.CLIENT, check_acks=False)
+
+
+def _pravega_after(request: object) -> tuple[object, ...]:
+    return (pravega.FlushAppends(),) if isinstance(request, pravega.Append) else ()
 
 
 _PRAVEGA_ERRORS = (
@@ -142,9 +158,10 @@ PRAVEGA = Dialect(
     "pravega",
     _pravega_client,
     _by_name(_PRAVEGA_ASSIGNED),
-    errors=_PRAVEGA_ERRORS,
+    final=_PRAVEGA_ERRORS,
     noise=(pravega.KeepAlive,),
     handshake=(pravega.Hello,),
+    after=_pravega_after,
 )
 
 # --- Durable Streams ---------------------------------------------------------------------
@@ -185,7 +202,7 @@ DURABLE = Dialect(
     "durable",
     _durable_client,
     _by_name(_DURABLE_ASSIGNED),
-    errors=(durable.ErrorResponse,),
+    final=(durable.ErrorResponse, durable.SSEEnd),
     streaming=(durable.SSEStart, durable.SSEControl, durable.SSEData),
     fold=_durable_fold,
 )
@@ -209,7 +226,7 @@ S2S = Dialect(
     "s2s",
     _s2s_client,
     _s2s_assigned,
-    errors=(s2s.ErrorResponse, s2s.Terminal),
+    final=(s2s.ErrorResponse, s2s.Terminal),
     noise=(s2s.Heartbeat, s2s.ReconnectAdvised),
     streaming=(s2s.SessionResponse, s2s.ReadBatch),
     handshake=(s2s.SessionRequest,),

@@ -12,12 +12,22 @@ from s3p_codec.replay._results import ConversationResult, Outcome, Summary, summ
 __all__ = ["write_jsonl", "write_text"]
 
 _COLUMN = 58
+_EVENT = 400
+
+
+def _wrapped(event: object) -> list[str]:
+    """An event's repr cut to ``_EVENT`` characters (a 1 MiB read is not worth printing whole),
+    wrapped to the column."""
+    text = repr(event)
+    if len(text) > _EVENT:
+        text = f"{text[: _EVENT - 20]}... ({len(text)} characters)"
+    return textwrap.wrap(text, _COLUMN)
 
 
 def _side_by_side(recorded: Sequence[object], live: Sequence[object]) -> list[str]:
     """Two columns, recorded left and live right, each event wrapped to the column width."""
-    left = [line for e in recorded for line in textwrap.wrap(repr(e), _COLUMN)] or ["(nothing)"]
-    right = [line for e in live for line in textwrap.wrap(repr(e), _COLUMN)] or ["(nothing)"]
+    left = [line for e in recorded for line in _wrapped(e)] or ["(nothing)"]
+    right = [line for e in live for line in _wrapped(e)] or ["(nothing)"]
     lines = [f"    {'recorded':<{_COLUMN}} | live"]
     for index in range(max(len(left), len(right))):
         old = left[index] if index < len(left) else ""

@@ -60,7 +60,7 @@ class Live:
             live, note = self._exchange(request, recorded, timeout, progress)
         difference = first_difference(
             self.dialect.fold(recorded), self.dialect.fold(live), self.dialect.assigned,
-            self.target.pairing,
+            self.target.pairing, self.dialect.loose,
         )  # fmt: skip
         if note is not None and not live and recorded:
             difference = f"no answer: {note}"
@@ -83,7 +83,11 @@ class Live:
         assert self.sock is not None
         try:
             data = self.codec.send(request)
+            data += b"".join(self.codec.send(then) for then in self.dialect.after(request))
         except LocalProtocolError as exc:
+            if getattr(self.codec, "finished", False):  # a fatal error reply ended it
+                self.closed = "the connection ended after the previous answer"
+                return (), self.closed
             return (), f"the client codec would not send it: {exc}"
         try:
             self.sock.sendall(data)
