@@ -20,7 +20,9 @@ Decisions the spec leaves to servers:
 - "Servers MUST serialize validation + append operations per (stream, producerId)": every
   append is validated and applied in one synchronous step of the event loop (no ``await``
   in between), so appends are serialized per stream.
-- Subscriptions (the reserved ``__ds`` APIs) are not implemented.
+- Subscriptions (the reserved ``__ds`` APIs, sections 6-7) live in
+  ``examples/_durable_subscriptions.py``: control requests are routed before any stream
+  operation, and ``Settings.subscription_limits`` bounds them.
 
 Connections follow the example servers' policy (``examples/_policy.py``): ``--idle-timeout``
 (300 s), ``--request-timeout`` (30 s for a whole request, body included), ``--max-connections``
@@ -43,6 +45,7 @@ from collections.abc import Callable
 import attrs
 
 from examples import _cli, _policy
+from examples._durable_subscriptions import SubscriptionLimits, Subscriptions
 from s3p_codec import RemoteProtocolError, Role, durable
 from s3p_codec.io import ConnectionClosed
 from s3p_codec.io.asyncio import AsyncioConnection
@@ -170,6 +173,8 @@ class Settings:
     long_poll_timeout: float = 20.0
     sse_max_seconds: float = 60.0
     max_chunk: int = 1 << 20
+    stream_root: str = "/v1/stream/"
+    subscription_limits: SubscriptionLimits = attrs.Factory(SubscriptionLimits)
 
 
 class App:
@@ -181,6 +186,9 @@ class App:
         self.clock = self.store.clock
         self.randint: Callable[[int, int], int] = random.randint
         self.gatekeeper: _policy.Gatekeeper | None = None
+        self.subscriptions = Subscriptions(
+            self, settings.subscription_limits, root=settings.stream_root
+        )
         """The connection policy of the server ``start`` made (None when driven directly)."""
 
     def cursor(self, client_cursor: str | None) -> str:
@@ -206,6 +214,7 @@ class App:
                     response = await self.read(request)
                 else:
                     response = self.respond(request)
+                    self.subscriptions.after(request, response)
             except RemoteProtocolError as exc:  # JSON-mode validation: 400 with its reply
                 if not isinstance(exc.reply, durable.ErrorResponse):
                     raise
@@ -217,6 +226,8 @@ class App:
     # -- dispatch ---------------------------------------------------------------------------
 
     def respond(self, request: durable.Request) -> durable.Response:
+        if isinstance(request, durable.SubscriptionRequest):  # routed first, never a stream
+            return self.subscriptions.respond(request)
         if isinstance(request, durable.Create):
             return self.create(request)
         if isinstance(request, durable.Append):

@@ -1,7 +1,9 @@
 """The official server conformance suite (npm ``@durable-streams/server-conformance-tests``
 0.3.6) against ``examples/durable_server.py``.
 
-vitest runs ``conformance/conformance.test.mjs`` (which calls ``runConformanceTests({baseUrl})``)
+vitest runs ``conformance/conformance.test.mjs`` (which calls
+``runConformanceTests({baseUrl, subscriptions: true})``, the reserved ``__ds`` subscription
+APIs of sections 6-7 included)
 against the example server started on 127.0.0.1. Every failure must be listed, with its reason,
 in ``conformance/baseline.json``; a failure outside it fails this test. The count of passed
 tests is printed (``pytest -s``).
@@ -20,7 +22,7 @@ from tests.durable._servers import CONFORMANCE, ensure_node_modules, example_ser
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
-MIN_TESTS = 330  # the suite's size in 0.3.6 without the opt-in subscription tests
+MIN_TESTS = 338  # the suite's size in 0.3.6 with the opt-in subscription tests
 
 
 def _run_suite(base_url: str, report: Path) -> dict[str, str]:
@@ -55,5 +57,7 @@ def test_the_official_conformance_suite_passes_outside_the_baseline(tmp_path: Pa
     summary = f"conformance: {len(passed)}/{ran} passed ({len(results)} incl. skipped)"
     print(summary)
     assert ran >= MIN_TESTS, f"the suite did not run fully: {summary}"
+    subscriptions = [name for name in results if "Reserved subscription APIs" in name]
+    assert len(subscriptions) == 6, f"the subscription tests did not all run: {subscriptions}"
     unexpected = [name for name in failed if name not in baseline]
     assert not unexpected, f"{summary}; failures outside the baseline: {unexpected}"
