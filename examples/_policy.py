@@ -9,10 +9,14 @@ of every server that uses this module, each off with 0:
   closed. Waiting *for the server* (a long poll, a blocking read, a response being sent, an
   S2S session) is not idleness.
 - ``request_timeout`` (30 s): a request whose first bytes arrived that long ago and which is
-  still not complete closes its connection, however often another byte trickles in.
+  still not complete closes its connection, however often another byte trickles in. The same
+  bound is the write-progress time-out: a response the client has not taken for that long
+  (the server waiting to write) closes its connection.
 - ``max_connections`` (1024): at the cap a new connection closes the one idle the longest;
   only when every connection is busy is the newcomer closed instead, so idle sockets can
-  never lock clients out.
+  never lock clients out. Busy means making progress: a connection whose server waits on its
+  client (for a request body that does not come, or to write a response the client does not
+  read) counts as idle since it began to wait.
 - ``max_connections_per_address`` (off: clients behind one NAT share an address): the same,
   among the connections of the newcomer's IP address.
 
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import time
 from collections import Counter
@@ -144,10 +149,48 @@ class Activity:
     """A request is being served: the client waits for us, which is not idleness."""
     partial_since: float | None = None
     """When the first bytes of a request still incomplete arrived (None: none pending)."""
+    reading_since: float | None = None
+    """Since when the server has waited for more of a request body the client does not send
+    (an append session between two inputs): waiting for the client, so idle."""
+    writing_since: float | None = None
+    """Since when the server has waited for the client to take a response (None: not)."""
+    _reads: int = 0
+    _writes: int = 0
 
     @last.default
     def _now(self) -> float:
         return self.clock()
+
+    @property
+    def stalled_since(self) -> float | None:
+        """Since when the server has waited on its client without progress (for shedding)."""
+        waits = [t for t in (self.reading_since, self.writing_since) if t is not None]
+        return min(waits) if waits else None
+
+    @contextlib.contextmanager
+    def waiting_to_read(self) -> Iterator[None]:
+        """Around a wait for request-body bytes: the time counts as idleness."""
+        if not self._reads:
+            self.reading_since = self.clock()
+        self._reads += 1
+        try:
+            yield
+        finally:
+            self._reads -= 1
+            self.reading_since = self.clock() if self._reads else None
+
+    @contextlib.contextmanager
+    def waiting_to_write(self) -> Iterator[None]:
+        """Around a wait for the client to take bytes (``drain``, a flow-control window).
+        Any one finished counts as progress for the connection: the others restart."""
+        if not self._writes:
+            self.writing_since = self.clock()
+        self._writes += 1
+        try:
+            yield
+        finally:
+            self._writes -= 1
+            self.writing_since = self.clock() if self._writes else None
 
     def bytes_arrived(self) -> None:
         if self.partial_since is None:
@@ -175,6 +218,10 @@ class Activity:
         partial = self.partial_since
         if slow and partial is not None and now - partial >= slow:
             return "request too slow"
+        if slow and self.writing_since is not None and now - self.writing_since >= slow:
+            return "response not taken"
+        if idle and self.reading_since is not None and now - self.reading_since >= idle:
+            return "idle"
         if idle and not self.busy and partial is None and now - self.last >= idle:
             return "idle"
         return None
@@ -235,6 +282,10 @@ class Watched(Protocol):
     @property
     def busy(self) -> bool: ...
 
+    @property
+    def stalled_since(self) -> float | None:
+        """Since when a busy connection has waited on its client (then it counts as idle)."""
+
     def overdue(self, now: float, policy: ConnectionPolicy) -> str | None: ...
 
 
@@ -281,8 +332,9 @@ class Gatekeeper:
         return self._next_key
 
     def _shed_idlest(self, keys: list[int], why: str) -> bool:
-        idle = [(self.clients[k].activity.last, k) for k in keys]
-        idle = [(last, k) for last, k in idle if not self.clients[k].activity.busy]
+        idle = [
+            (since, k) for k in keys if (since := _idle_since(self.clients[k].activity)) is not None
+        ]
         if not idle:
             return False
         _, key = min(idle)
@@ -327,6 +379,15 @@ class Gatekeeper:
         it was not), counted out on exit, and a policy close cancels the task and ends the
         block quietly."""
         return _Guard(self, address, activity)
+
+
+def _idle_since(activity: Watched) -> float | None:
+    """Since when a connection has made no progress: waiting for its client's next request,
+    or, while busy, waiting on its client (a body that does not come, a response not read).
+    None while it makes progress."""
+    if not activity.busy:
+        return activity.last
+    return activity.stalled_since
 
 
 class _Guard:

@@ -272,6 +272,11 @@ class _Session:
         """Whether anything is in flight (a waiting tail read is not idleness)."""
         return bool(self.reads) or self.sending_since is not None
 
+    @property
+    def stalled_since(self) -> float | None:
+        """Since when a reply has waited for the client to take it (idle for shedding)."""
+        return self.sending_since
+
     def overdue(self, now: float, policy: _policy.ConnectionPolicy) -> str | None:
         """Why this connection must close now, or None (``Gatekeeper.sweep`` asks)."""
         idle, slow = policy.idle_timeout, policy.request_timeout

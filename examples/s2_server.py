@@ -73,7 +73,7 @@ from s3p_codec.s2s import http as s2s_http
 from s3p_codec.s2s import proto
 from s3p_codec.s2s.compression import decompress as s2s_decompress
 
-__all__ = ["Basin", "Server", "Store", "Stream", "main", "serve"]
+__all__ = ["Basin", "Server", "ServerLimits", "Store", "Stream", "main", "serve"]
 
 log = logging.getLogger("s2_server")
 
@@ -83,6 +83,31 @@ JSON = b"application/json"
 MAX_BATCH_RECORDS = 1000
 MAX_BATCH_BYTES = 1024 * 1024
 Headers = list[tuple[bytes, bytes]]
+
+
+@attrs.frozen
+class ServerLimits:
+    """What one HTTP/2 client may hold of the server (0 turns a bound off).
+
+    ``max_unsent_per_connection``: bytes of responses produced for a connection's streams and
+    not yet taken by the client (flow control). Read sessions and unary reads produce only
+    what the stream's window and this budget let through, so a client that opens 100 sessions
+    with ``SETTINGS_INITIAL_WINDOW_SIZE=0`` makes the server hold nothing.
+    ``stream_progress_timeout``: seconds a stream may wait for the client to open its window;
+    then it is reset (``CANCEL``). ``max_resets`` within ``reset_window`` seconds: streams the
+    client may reset on one connection (Rapid Reset, CVE-2023-44487); past it the connection
+    ends with ``GOAWAY`` ``ENHANCE_YOUR_CALM``, as the fixed servers do.
+    """
+
+    max_unsent_per_connection: int = 4 * 1024 * 1024
+    stream_progress_timeout: float = 30.0
+    max_resets: int = 200
+    reset_window: float = 10.0
+
+    def __attrs_post_init__(self) -> None:
+        for name in attrs.fields_dict(ServerLimits):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative")
 
 
 # -- state ------------------------------------------------------------------------------------
@@ -219,6 +244,11 @@ class Response:
 
     async def end(self) -> None:
         raise NotImplementedError
+
+    async def room(self) -> int:
+        """Bytes the client will take now, waiting until there are some: what a response may
+        produce before it sends (the transport's own back-pressure holds the rest)."""
+        return MAX_BATCH_BYTES
 
 
 @attrs.frozen
@@ -420,7 +450,9 @@ class Server:
         if isinstance(start, s2s.Terminal):
             await self._reply(response, *s2s_http.error_response(start))
             return
-        records = self._slice(stream, start, parsed, parsed.count, parsed.bytes)
+        room = await response.room()
+        size = min(parsed.bytes, room) if parsed.bytes else room
+        records = self._slice(stream, start, parsed, parsed.count, size)
         if not records and parsed.wait:
             deadline = asyncio.get_running_loop().time() + parsed.wait
             async with stream.changed:
@@ -430,7 +462,7 @@ class Server:
                         break
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(stream.changed.wait(), remaining)
-                    records = self._slice(stream, start, parsed, parsed.count, parsed.bytes)
+                    records = self._slice(stream, start, parsed, parsed.count, size)
         batch = s2s.ReadBatch(tuple(records), stream.tail)
         await self._proto_reply(request, response, proto.encode_read_batch(batch))
 
@@ -571,7 +603,9 @@ class Server:
                 and stream.records[position].timestamp >= query.until
             ):
                 break
-            records = self._slice(stream, position, query, remaining_count, remaining_bytes)
+            room = await response.room()  # back-pressure: produce what the client will take
+            size = min(remaining_bytes, room) if remaining_bytes is not None else room
+            records = self._slice(stream, position, query, remaining_count, size)
             if records:
                 await response.send(self._frame(codec, s2s.ReadBatch(tuple(records), stream.tail)))
                 position = records[-1].seq_num + 1
@@ -646,6 +680,9 @@ class _H2Response(Response):
     async def end(self) -> None:
         await self.transport.send_data(self.stream_id, b"", end=True)
 
+    async def room(self) -> int:
+        return await self.transport.room(self.stream_id)
+
 
 class _H2Connection:
     """One HTTP/2 connection: h2 state, a reader loop, one task per request stream."""
@@ -656,11 +693,13 @@ class _H2Connection:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         activity: _policy.Activity | None = None,
+        limits: ServerLimits | None = None,
     ) -> None:
         self.server = server
         self.reader = reader
         self.writer = writer
         self.activity = activity or _policy.Activity(time.monotonic)
+        self.limits = limits or ServerLimits()
         config = h2.config.H2Configuration(client_side=False, header_encoding=None)
         self.h2 = h2.connection.H2Connection(config=config)
         self.bodies: dict[int, asyncio.Queue[bytes | None]] = {}
@@ -668,13 +707,74 @@ class _H2Connection:
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.window_open = asyncio.Event()
         self.closed = False
+        self.unsent = 0  # bytes handlers gave ``send_data`` that h2 has not taken yet
+        self.resets = 0  # streams the client reset since ``reset_window_start``
+        self.reset_window_start = 0.0
+        self.calm_down = False  # too many resets: GOAWAY ENHANCE_YOUR_CALM, then close
 
     async def flush(self) -> None:
         data = self.h2.data_to_send()
         if data and not self.closed:
             self.writer.write(data)
-            with contextlib.suppress(ConnectionError):
+            with contextlib.suppress(ConnectionError), self.activity.waiting_to_write():
                 await self.writer.drain()
+
+    def _budget(self, stream_id: int) -> int:
+        """Bytes stream ``stream_id`` may send now: its window, within the connection's
+        unsent budget. ``ConnectionError`` once the stream or the connection is gone."""
+        if self.closed:
+            raise ConnectionError("connection closed")
+        try:
+            window = self.h2.local_flow_control_window(stream_id)
+        except h2.exceptions.StreamClosedError as exc:
+            raise ConnectionError("stream reset") from exc
+        bound = self.limits.max_unsent_per_connection
+        return min(window, bound - self.unsent) if bound else window
+
+    async def _wait_for_window(self, stream_id: int, stuck_since: float) -> None:
+        """Wait for a window update; a stream stuck since ``stuck_since`` for longer than
+        ``stream_progress_timeout`` is reset (``CANCEL``) and ends in ``ConnectionError``."""
+        loop = asyncio.get_running_loop()
+        limit = self.limits.stream_progress_timeout
+        left = stuck_since + limit - loop.time() if limit else None
+        self.window_open.clear()
+        with self.activity.waiting_to_write():
+            try:
+                if left is not None and left <= 0:
+                    raise TimeoutError
+                async with asyncio.timeout(left):
+                    await self.window_open.wait()
+            except TimeoutError:
+                log.info("stream %d made no progress for %.0f s: reset", stream_id, limit)
+                with contextlib.suppress(h2.exceptions.ProtocolError):
+                    self.h2.reset_stream(stream_id, h2.errors.ErrorCodes.CANCEL)
+                await self.flush()
+                raise ConnectionError("stream made no progress") from None
+
+    async def room(self, stream_id: int) -> int:
+        """Bytes the client will take on ``stream_id`` now (see ``Response.room``)."""
+        stuck_since = asyncio.get_running_loop().time()
+        while (budget := self._budget(stream_id)) <= 0:
+            await self._wait_for_window(stream_id, stuck_since)
+        return budget
+
+    def _client_reset(self) -> None:
+        """Count a stream the client reset; past ``max_resets`` in ``reset_window`` seconds
+        the connection is told to calm down and closed (Rapid Reset)."""
+        bound = self.limits.max_resets
+        if not bound:
+            return
+        now = asyncio.get_running_loop().time()
+        if now - self.reset_window_start >= self.limits.reset_window:
+            self.reset_window_start, self.resets = now, 0
+        self.resets += 1
+        if self.resets > bound and not self.calm_down:
+            log.info(
+                "more than %d streams reset in %.0f s: GOAWAY", bound, self.limits.reset_window
+            )
+            self.calm_down = True
+            with contextlib.suppress(h2.exceptions.ProtocolError):
+                self.h2.close_connection(h2.errors.ErrorCodes.ENHANCE_YOUR_CALM)
 
     async def run(self, preface: bytes) -> None:
         self.h2.initiate_connection()
@@ -694,8 +794,12 @@ class _H2Connection:
                     self.activity.partial_since = None  # a whole frame: the client progresses
                 for event in events:
                     self.on_event(event)
+                    if self.calm_down:
+                        break
                 self.activity.serving(bool(self.tasks))
                 await self.flush()
+                if self.calm_down:
+                    return
                 data = await self.reader.read(65536)
         except ConnectionError:
             pass
@@ -732,6 +836,12 @@ class _H2Connection:
             def forget(_: asyncio.Task[None], sid: int = stream_id) -> None:
                 self.tasks.pop(sid, None)
                 self.activity.serving(bool(self.tasks))
+                unread = self.uncredited.pop(sid, 0)
+                if unread and not self.closed:
+                    # Received but never taken by the handler (a PUT answered 401): the
+                    # connection window is given back, or 80 such requests shut it for good.
+                    with contextlib.suppress(h2.exceptions.ProtocolError):
+                        self.h2.increment_flow_control_window(unread)
                 if self.bodies.pop(sid, None) is not None and not self.closed:
                     # Answered before its request body ended: "a server can send a complete
                     # response prior to the client sending an entire request ... the server
@@ -760,6 +870,8 @@ class _H2Connection:
             if queue_for is not None:
                 queue_for.put_nowait(None)
         elif isinstance(event, h2.events.StreamReset):
+            if event.remote_reset:
+                self._client_reset()
             running = self.tasks.get(event.stream_id or 0)
             if running is not None:
                 running.cancel()
@@ -772,7 +884,11 @@ class _H2Connection:
         self, stream_id: int, queue: asyncio.Queue[bytes | None]
     ) -> AsyncIterator[bytes]:
         while True:
-            chunk = await queue.get()
+            if queue.empty():
+                with self.activity.waiting_to_read():
+                    chunk = await queue.get()
+            else:
+                chunk = queue.get_nowait()
             if chunk is None:
                 self.bodies.pop(stream_id, None)
                 return
@@ -792,21 +908,31 @@ class _H2Connection:
 
     async def send_data(self, stream_id: int, data: bytes, *, end: bool) -> None:
         view = memoryview(data)
-        while view or end:
-            if self.closed:
-                raise ConnectionError("connection closed")
-            window = self.h2.local_flow_control_window(stream_id)
-            size = min(len(view), window, self.h2.max_outbound_frame_size)
-            if view and size <= 0:
-                self.window_open.clear()
-                await self.window_open.wait()
-                continue
-            last = size == len(view)
-            self.h2.send_data(stream_id, bytes(view[:size]), end_stream=end and last)
-            view = view[size:]
-            await self.flush()
-            if last:
-                return
+        loop = asyncio.get_running_loop()
+        stuck_since = loop.time()
+        self.unsent += len(view)
+        try:
+            while view or end:
+                if self.closed:
+                    raise ConnectionError("connection closed")
+                try:
+                    window = self.h2.local_flow_control_window(stream_id)
+                except h2.exceptions.StreamClosedError as exc:
+                    raise ConnectionError("stream reset") from exc
+                size = min(len(view), window, self.h2.max_outbound_frame_size)
+                if view and size <= 0:
+                    await self._wait_for_window(stream_id, stuck_since)
+                    continue
+                last = size == len(view)
+                self.h2.send_data(stream_id, bytes(view[:size]), end_stream=end and last)
+                view = view[size:]
+                self.unsent -= size
+                stuck_since = loop.time()
+                await self.flush()
+                if last:
+                    return
+        finally:
+            self.unsent -= len(view)
 
 
 # -- HTTP/1.1 transport -------------------------------------------------------------------------
@@ -859,7 +985,8 @@ class _H1Connection:
         data = self.h11.send(event)
         if data:
             self.writer.write(data)
-            await self.writer.drain()
+            with self.activity.waiting_to_write():
+                await self.writer.drain()
 
     async def next_event(self) -> object:
         while True:
@@ -920,26 +1047,41 @@ class _H1Connection:
                 return
 
     @staticmethod
-    def new_body_queue() -> asyncio.Queue[bytes | None]:
+    def new_body_queue() -> asyncio.Queue[bytes | BaseException | None]:
         """A request body's chunks on their way to the handler: bounded (back-pressure)."""
         return asyncio.Queue(maxsize=BODY_QUEUE_CHUNKS)
 
-    async def pump(self, queue: asyncio.Queue[bytes | None]) -> None:
-        """Read the request body into ``queue``, waiting while it is full."""
+    async def pump(self, queue: asyncio.Queue[bytes | BaseException | None]) -> None:
+        """Read the request body into ``queue``, waiting while it is full. A body the client
+        breaks off (it closes, or sends what HTTP forbids) reaches the handler as an error,
+        which ends the request instead of leaving the handler waiting for ever."""
         while True:
-            event = await self.next_event()
+            try:
+                event = await self.next_event()
+            except (h11.RemoteProtocolError, ConnectionError) as exc:
+                while not queue.empty():  # the body is lost: make room for the verdict
+                    queue.get_nowait()
+                queue.put_nowait(ConnectionError(f"request body broken off: {exc}"))
+                return
             if isinstance(event, h11.Data):
                 await queue.put(bytes(event.data))
             else:
                 await queue.put(None)
                 return
 
-    @staticmethod
-    async def body(queue: asyncio.Queue[bytes | None]) -> AsyncIterator[bytes]:
+    async def body(
+        self, queue: asyncio.Queue[bytes | BaseException | None]
+    ) -> AsyncIterator[bytes]:
         while True:
-            chunk = await queue.get()
+            if queue.empty():
+                with self.activity.waiting_to_read():
+                    chunk = await queue.get()
+            else:
+                chunk = queue.get_nowait()
             if chunk is None:
                 return
+            if isinstance(chunk, BaseException):
+                raise chunk
             yield chunk
 
 
@@ -953,10 +1095,12 @@ async def serve(
     heartbeat: tuple[float, float] = (5.0, 15.0),
     store: Store | None = None,
     gatekeeper: _policy.Gatekeeper | None = None,
+    limits: ServerLimits | None = None,
 ) -> asyncio.Server:
     """Start the server; ``server.sockets[0].getsockname()[1]`` is the port.
 
-    Connections follow ``gatekeeper``'s policy (the example servers' defaults when None).
+    Connections follow ``gatekeeper``'s policy (the example servers' defaults when None);
+    HTTP/2 connections ``limits`` (``ServerLimits()`` when None).
     """
     app = Server(store if store is not None else Store(), heartbeat)
     loop = asyncio.get_running_loop()
@@ -987,7 +1131,7 @@ async def serve(
             if not first:
                 return
             if first == H2_PREFACE:
-                await _H2Connection(app, reader, writer, activity).run(first)
+                await _H2Connection(app, reader, writer, activity, limits).run(first)
             else:
                 await _H1Connection(app, reader, writer, activity).run(first)
         except (ConnectionError, asyncio.IncompleteReadError):
