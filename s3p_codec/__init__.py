@@ -20,6 +20,7 @@ from s3p_codec._core import (
     ProtocolError,
     RemoteProtocolError,
     Role,
+    SnapshotError,
 )
 from s3p_codec._version import __version__
 
@@ -31,6 +32,7 @@ __all__ = [
     "ProtocolError",
     "RemoteProtocolError",
     "Role",
+    "SnapshotError",
     "__version__",
 ]
 

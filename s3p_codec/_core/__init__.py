@@ -5,6 +5,7 @@ Nothing here knows any protocol, and nothing here touches a socket, a clock or a
 """
 
 from s3p_codec._core.buffer import BufferOverflow, FrameTooLong, ReceiveBuffer
+from s3p_codec._core.checkpoint import Checkpointable, SnapshotError
 from s3p_codec._core.connection import Connection, Observer, drain
 from s3p_codec._core.errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from s3p_codec._core.lifecycle import ReplyAfterError, finished
@@ -16,6 +17,7 @@ from s3p_codec._core.types import NEED_DATA, Direction, NeedData, Role
 __all__ = [
     "NEED_DATA",
     "BufferOverflow",
+    "Checkpointable",
     "Connection",
     "Direction",
     "FrameSync",
@@ -33,6 +35,7 @@ __all__ = [
     "RemoteProtocolError",
     "ReplyAfterError",
     "Role",
+    "SnapshotError",
     "StateEnum",
     "Step",
     "Transitions",

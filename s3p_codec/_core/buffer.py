@@ -109,6 +109,22 @@ class ReceiveBuffer:
         self._aside_head = b""
         self._aside_start = 0
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A snapshot keeps the unconsumed bytes only, and views as the bytes they show.
+        names = (n for c in type(self).__mro__ for n in getattr(c, "__slots__", ()))
+        state = {name: getattr(self, name) for name in names if hasattr(self, name)}
+        data, pos = self.data, self.pos
+        if pos and self._aside is None:
+            state["data"] = type(data)(data[pos:])
+            state["base"], state["pos"] = self.base + pos, 0
+        if self._aside is not None:
+            state["_aside"] = [bytes(p) if type(p) is memoryview else p for p in self._aside]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+
     def __len__(self) -> int:
         if self._aside is None:
             return len(self.data) - self.pos

@@ -11,6 +11,8 @@ must send before closing (or, for a recoverable error, before carrying on).
 
 from __future__ import annotations
 
+from s3p_codec._core.checkpoint import allow
+
 __all__ = ["LocalProtocolError", "ProtocolError", "RemoteProtocolError"]
 
 
@@ -51,6 +53,7 @@ class ProtocolError(Exception):
         return (_rebuild, (type(self), self.message, self.code, self.fatal, self.reply))
 
 
+@allow  # snapshots of Observers hold the last error of a direction
 def _rebuild(
     cls: type[ProtocolError], message: str, code: str | int, fatal: bool, reply: object | None
 ) -> ProtocolError:

@@ -27,7 +27,7 @@ from typing import IO, Any
 import attrs
 
 import s3p_codec
-from s3p_codec._core import Direction, Observed, ObservedError, ObservedGap, Observer
+from s3p_codec._core import Direction, Observed, ObservedError, ObservedGap, Observer, checkpoint
 from s3p_codec.capture import lanes
 from s3p_codec.capture.describe import describe_event, plain, short_repr, shorten
 from s3p_codec.capture.detect import DEFAULT_PORTS, SNIFF_LIMIT, sniff
@@ -36,6 +36,7 @@ from s3p_codec.capture.pcap import (
     TCP_SYN,
     CaptureFileError,
     Segment,
+    bare,
     capture_order,
     decode_packet,
     maybe_gunzip,
@@ -106,6 +107,9 @@ def default_observer(protocol: str) -> Observer[Any]:
 
 
 _DIRECTION_TEXT = {d: d.value for d in Direction}  # ``Enum.value`` is a property: a call each
+MAX_TIMED_REQUESTS = 256
+"""Requests per conversation whose capture time is kept to give their replies a latency: the
+most recent ones (pipelined requests that far behind are past measuring)."""
 MAX_UNDECIDED = 4 * SNIFF_LIMIT
 """Bytes (payload plus ``HELD_PIECE_COST`` per piece) a conversation may hold while its protocol
 is not decided yet; past this, sniffing decides with what it has."""
@@ -164,6 +168,12 @@ class _PacketMap:
         self._entries: list[Any] = []  # by end offset, ascending
         self._head = 0  # index of the first item of the first packet still needed
 
+    def __getstate__(self) -> list[Any]:
+        return self._entries[self._head :]  # a snapshot keeps the packets still needed only
+
+    def __setstate__(self, entries: list[Any]) -> None:
+        self._entries, self._head = entries, 0
+
     def add(self, end: int, segment: Segment) -> None:
         self._entries += _packet(end, segment)
 
@@ -188,6 +198,13 @@ class _PacketMap:
             del entries[:head]
             self._head = 0
         return first, last
+
+
+def _bare_item(item: StreamItem) -> StreamItem:
+    """A held item as a snapshot keeps it: its segment without the payload (``pcap.bare``)."""
+    if item.segment is None or not item.segment.payload:
+        return item
+    return attrs.evolve(item, segment=bare(item.segment))
 
 
 class FlowDecoder:
@@ -232,6 +249,17 @@ class FlowDecoder:
         self._raw: dict[Endpoint, bytes] = {}
         if lanes is not None:
             self._open_raw_lanes(lanes)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A snapshot (``FlowTable.snapshot``) leaves out the Observer factory (the caller's, and
+        # given again on restore) and the table's lanes (a restored table takes every packet
+        # through ``add``); a packet reference becomes the segment it stands for.
+        state = self.__dict__.copy()
+        state["_observers"] = state["_raw_lanes"] = None
+        state["_raw"] = {}
+        state["_last"] = bare(self.last_segment)
+        state["_held"] = [_bare_item(item) for item in self._held]
+        return state
 
     @property
     def last_segment(self) -> Segment:
@@ -647,7 +675,14 @@ class FlowDecoder:
         latency = None
         if pair_id is not None:
             if direction is Direction.CLIENT_TO_SERVER:
-                self._requests.setdefault(pair_id, last[3])
+                requests = self._requests
+                if pair_id not in requests:
+                    requests[pair_id] = last[3]
+                    if len(requests) > MAX_TIMED_REQUESTS:
+                        # Oldest first (dicts keep insertion order): a reply that far behind
+                        # has its row without a latency, and state stays flat however long
+                        # the conversation (a reply may repeat a pair, so none is popped).
+                        del requests[next(iter(requests))]
             elif pair_id in self._requests:
                 latency = (first[3] - self._requests[pair_id]) * 1000.0
         fields = describe_event(event)
@@ -799,6 +834,35 @@ class FlowTable:
         # Set to a dict by ``lanes.scan``, which then takes packets of open conversations
         # through it (see ``Lane``); None: every packet comes through ``add``.
         self.lanes: dict[bytes, Lane] | None = None
+
+    # -- checkpoints ---------------------------------------------------------------------------
+
+    def snapshot(self) -> bytes:
+        """The decoding state of every open conversation, between two segments: reassembly of
+        both directions, each Observer's protocol state, the packets of bytes not yet reported,
+        pending requests for latency, and the closed keys kept for strays. ``restore`` it (in
+        another process too) and feed on: the rows are exactly those of an uninterrupted run.
+
+        Its size follows what is in flight (the bytes after each direction's last complete
+        message, what waits behind a hole), never the conversation's age."""
+        return checkpoint.dump(self)
+
+    @classmethod
+    def restore(
+        cls, blob: bytes, observers: Callable[[str], Observer[Any]] = default_observer
+    ) -> FlowTable:
+        """The table a ``snapshot`` saved, making new Observers with ``observers``. Raises
+        ``SnapshotError`` for a blob that is not a table's snapshot of this format."""
+        table = checkpoint.load(blob, cls)
+        table.observers = observers
+        for decoder in table.flows.values():
+            decoder._observers = observers  # the table owns its decoders
+        return table
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["observers"] = state["lanes"] = None
+        return state
 
     @classmethod
     def with_limits(

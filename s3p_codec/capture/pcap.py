@@ -132,6 +132,12 @@ class Segment:
         return (self.file_index, self.number)
 
 
+def bare(segment: Segment) -> Segment:
+    """``segment`` without its payload: what a checkpoint keeps of a segment that only says
+    which packet carried some bytes (those bytes are kept where they wait, if they do)."""
+    return attrs.evolve(segment, payload=b"") if segment.payload else segment
+
+
 class PrefixedStream(io.RawIOBase):
     """A stream with bytes already read from it put back in front (no seeking needed): how a
     pipe's first bytes are looked at (gzip or not, pcap or pcapng) and still decoded. Reads

@@ -32,7 +32,7 @@ from typing import Any, Literal
 import attrs
 from sortedcontainers import SortedList  # type: ignore[import-untyped]
 
-from s3p_codec.capture.pcap import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, Segment
+from s3p_codec.capture.pcap import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, Segment, bare
 from s3p_codec.capture.scan import PacketRef, segment_of
 
 __all__ = [
@@ -147,6 +147,22 @@ class HalfStream:
         # start -> (end, bytes or None for bytes the capture cut off, segment that carried them)
         self._held: dict[int, tuple[int, bytes | None, Segment]] = {}
         self._pending_bytes = 0
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A snapshot: segments stand for their packets only (file, number, time), so their
+        # payloads are left out; held bytes are kept once, in ``_held``'s pieces.
+        state = {name: getattr(self, name) for name in self.__slots__}
+        last = self.last_segment
+        state["_last"] = None if last is None else bare(last)
+        state["_held"] = {s: (e, data, bare(seg)) for s, (e, data, seg) in self._held.items()}
+        state["_starts"] = list(self._starts)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        starts = state["_starts"]
+        self._starts = SortedList(starts) if starts else _NOTHING_HELD
 
     @property
     def last_segment(self) -> Segment | None:
@@ -348,6 +364,15 @@ class Conversation:
         # A FIN or RST came, or ``finish``: until then no direction can have ended, so a caller
         # checking ``finished`` after every segment needs to ask only once this is True.
         self.closing = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {name: getattr(self, name) for name in self.__slots__}
+        state["first"] = bare(self.first)  # it names the conversation; its bytes are in a half
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
 
     @property
     def finished(self) -> bool:

@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import ClassVar
 
+from s3p_codec._core.checkpoint import Checkpointable
 from s3p_codec._core.errors import ProtocolError, RemoteProtocolError
 from s3p_codec._core.observe import Observed, ObservedError, ObservedGap, ObserverOutput
 from s3p_codec._core.types import NEED_DATA, Direction
@@ -57,7 +58,7 @@ _METHOD: dict[type, bytes] = {
 }
 
 
-class Observer:
+class Observer(Checkpointable):
     """Passive decoder of one HTTP connection carrying Durable Streams."""
 
     #: HTTP has no frame marker to hunt for: after a gap a direction is abandoned.

@@ -36,6 +36,7 @@ from s3p_codec._core import (
     ReceiveBuffer,
     RemoteProtocolError,
 )
+from s3p_codec._core.checkpoint import Checkpointable
 from s3p_codec.pravega.appends import BlockReader
 from s3p_codec.pravega.events import (
     REPLIES,
@@ -79,7 +80,7 @@ class _Side:
         self.sync = FrameSync()
 
 
-class Observer:
+class Observer(Checkpointable):
     """Decodes a recorded conversation; satisfies ``s3p_codec._core.Observer``."""
 
     #: A gap or garbage is passed over by hunting for a plausible frame header.

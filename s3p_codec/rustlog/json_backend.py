@@ -32,6 +32,7 @@ from typing import Any
 
 import attrs
 
+from s3p_codec._core.checkpoint import allow
 from s3p_codec.rustlog.limits import MAX_JSON_DEPTH
 
 __all__ = ["ORJSON", "STDLIB", "JsonBackend", "JsonDecodeFailure", "backend", "default_backend"]
@@ -63,6 +64,10 @@ class JsonBackend:
     """Optional quicker ``loads`` for the hot path, which also takes a ``bytearray``: when it
     raises one of ``fast_failures``, ``loads`` decides (same value, or ``JsonDecodeFailure``)."""
     fast_failures: tuple[type[Exception], ...] = ()
+
+    def __reduce__(self) -> tuple[Callable[[str], JsonBackend], tuple[str]]:
+        # A snapshot names the backend; its functions (closures over orjson) do not pickle.
+        return backend, (self.name,)
 
 
 def _reject_constant(name: str) -> object:
@@ -178,6 +183,7 @@ def default_backend() -> JsonBackend:
     return ORJSON if ORJSON is not None else STDLIB
 
 
+@allow
 def backend(name: str | JsonBackend | None = None) -> JsonBackend:
     """Resolve ``"json"``, ``"orjson"``, a backend, or None (the default).
 

@@ -36,6 +36,7 @@ from s3p_codec._core import (
     ReceiveBuffer,
     RemoteProtocolError,
 )
+from s3p_codec._core.checkpoint import Checkpointable
 from s3p_codec.rustlog import schema
 from s3p_codec.rustlog.events import RESPONSE_TO, Error, ErrorCode, Event, Response
 from s3p_codec.rustlog.json_backend import JsonBackend, backend
@@ -70,7 +71,7 @@ class _Stream:
         return self.position + len(self.buffer)
 
 
-class Observer:
+class Observer(Checkpointable):
     """Feed it both directions of one conversation; get typed, paired events back.
 
     ``Observer(limits, json=...)`` takes the same options as ``Connection``.

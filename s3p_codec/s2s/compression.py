@@ -106,6 +106,15 @@ class Codec:
         self._decompressor: Any = None
         self._max_window = max_window
 
+    def __getstate__(self) -> int:
+        # A snapshot keeps the bound only: each payload is compressed on its own, so the zstd
+        # contexts carry nothing from one message to the next and are made again on first use.
+        return self._max_window
+
+    def __setstate__(self, max_window: int) -> None:
+        self._compressor = self._decompressor = None
+        self._max_window = max_window
+
     def compress(self, data: bytes, compression: Compression) -> bytes:
         """Compress ``data`` (the caller applies the 1 KiB threshold).
 

@@ -54,6 +54,7 @@ from s3p_codec._core import (
     RemoteProtocolError,
     Role,
 )
+from s3p_codec._core.checkpoint import Checkpointable
 from s3p_codec._core.h11input import BODY_FEED_STEP, FEED_STEP, H11Feed
 from s3p_codec.s2s.bodymap import MAX_ERROR_BODY, BodyFrames, ObserverEvent, error_response
 from s3p_codec.s2s.bodymap import Output as _Output
@@ -71,7 +72,7 @@ _H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 _MAX_HELD = 64 * 1024  # server bytes held while the client's first bytes are awaited
 
 
-class Observer:
+class Observer(Checkpointable):
     """Decodes both directions of one captured connection (HTTP/1.1 or HTTP/2) carrying S2S."""
 
     #: HTTP has no frame marker to hunt for: after a gap a direction is abandoned.

@@ -75,6 +75,7 @@ from s3p_codec._core import (
     RemoteProtocolError,
     Role,
 )
+from s3p_codec._core.checkpoint import Checkpointable
 from s3p_codec.s2s.bodymap import MAX_ERROR_BODY, BodyFrames, Output, error_response
 from s3p_codec.s2s.connection import Connection
 from s3p_codec.s2s.http import SessionRequest, check_response, parse_request
@@ -252,7 +253,7 @@ class _Side:
         self.waiting = False
 
 
-class Http2Observer:
+class Http2Observer(Checkpointable):
     """Decodes both directions of one captured HTTP/2 connection carrying S2S sessions."""
 
     #: HTTP has no frame marker to hunt for: after a gap a direction is abandoned.

@@ -50,6 +50,7 @@ from s3p_codec._core import (
     ObserverOutput,
     RemoteProtocolError,
 )
+from s3p_codec._core.checkpoint import Checkpointable
 from s3p_codec.s3p.commands import CommandParser
 from s3p_codec.s3p.connection import remote_error
 from s3p_codec.s3p.events import (
@@ -149,7 +150,7 @@ def _shape(request: Request) -> int:
     return SIMPLE
 
 
-class Observer:
+class Observer(Checkpointable):
     """Feed both directions of one conversation; get typed events tagged with direction.
 
     ``version``: ``"0.1.0"``, ``"0.2.0"`` or None (detect); ``max_pending``: requests kept

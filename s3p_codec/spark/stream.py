@@ -13,22 +13,28 @@ exactly once.
    path is read: the content column is pruned, so a file is never loaded whole);
 2. each file is read into TCP segments in its own task (``segments.file_segments``, the batch
    pipeline's reader);
-3. segments are grouped by connection (``applyInPandasWithState``): a conversation that spans
-   files, and so micro-batches, keeps its segments in Spark's state store between them, and
-   every micro-batch decodes it again from its first segment with the capture layer's own
-   ``FlowTable``, emitting only the rows not emitted before. Decoding is deterministic, so the
-   rows are those of the batch pipeline on the same files. Time is capture time (a watermark
-   on the segments' timestamps), never the clock of the cluster: when the newest capture time
-   seen is ``timeout`` seconds past a conversation's last segment, it is finished as at the end
-   of a capture (its last rows, ``evicted`` rows for what was still open) and its state
-   dropped. So a restart, however long, changes nothing, and segments more than ``timeout``
-   older than the newest seen (a file that arrives far too late) are dropped by Spark.
+3. segments are grouped by connection (``applyInPandasWithState``). A conversation that spans
+   files, and so micro-batches, keeps only a *snapshot* of its decoding state in Spark's state
+   store (``FlowTable.snapshot``: both directions' reassembly, the protocol Observer, the bytes
+   after the last complete message, what pairs replies with requests), never its segments.
+   Each micro-batch restores that snapshot, feeds it the conversation's new segments in capture
+   order, emits their rows and saves the new snapshot: its cost follows the new bytes, not the
+   conversation's age, and a conversation of any length is carried whole. Snapshots restore
+   exactly (a property test cuts every protocol's captures at random points), so the rows are
+   those of the batch pipeline on the same files, provided the files of one conversation
+   arrive in capture order (as a rotating ``tcpdump`` writes them; Spark's file source takes
+   the oldest first). Time is capture time (a watermark on the segments' timestamps), never
+   the clock of the cluster: when the newest capture time seen is ``timeout`` seconds past a
+   conversation's last segment, it is finished as at the end of a capture (its last rows,
+   ``evicted`` rows for what was still open) and its state dropped. So a restart, however
+   long, changes nothing, and segments more than ``timeout`` older than the newest seen (a file
+   that arrives far too late) are dropped by Spark.
 
-Why the segments and not the decoder: the decoders' state holds objects that do not pickle
-(zstd contexts, h11 connections), and the segments make restart trivially correct. The price
-is one re-decode of a conversation per micro-batch it spans; ``max_state_bytes`` (64 MiB of
-payload) bounds it: a conversation that outgrows it is closed with an ``evicted`` row
-(``StateLimit``) and what follows is decoded as a capture that starts mid-conversation.
+``max_state_bytes`` (64 MiB) bounds one snapshot: only a single message in flight that large
+outgrows it; the conversation is then closed with an ``evicted`` row (``StateLimit``) and what
+follows is decoded as a capture that starts mid-conversation. A snapshot of another version
+(a checkpoint written before an upgrade) is not misread: the conversation gets a
+``capture_error`` row (``SnapshotError``) and goes on as if captured mid-stream.
 
 Exactly once: the file sink and the checkpoint make each micro-batch's rows land once, and a
 query killed and restarted from its checkpoint goes on from the last committed micro-batch
@@ -39,7 +45,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -49,6 +54,7 @@ from urllib.parse import unquote, urlparse
 import pandas as pd
 import pyarrow as pa
 
+from s3p_codec._core import SnapshotError
 from s3p_codec.capture import Row, Segment, capture_error_row
 from s3p_codec.capture.observe import FlowTable
 from s3p_codec.capture.pcap import rotation_key
@@ -75,11 +81,12 @@ STATE_TIMEOUT = 300.0
 batch decoder's idle timeout); also how late, in capture time, a file may arrive."""
 
 MAX_STATE_BYTES = 64 << 20
-"""Payload bytes one conversation may keep in the state store (see the module docstring)."""
+"""Bytes one conversation's snapshot may take in the state store (see the module docstring)."""
 
-STATE_DDL = "segments binary, emitted bigint, size bigint, closed_at double"
-"""Per connection: the pickled segments of its open conversation, the rows already emitted,
-their payload size, and when its last conversation closed (capture time, or null)."""
+STATE_DDL = "snapshot binary, last_ts double"
+"""Per connection: the snapshot of its decoding state (``FlowTable.snapshot``: reassembly, the
+Observer, what is in flight; the closed conversation's key for its strays) and the capture time
+of its last segment."""
 
 _BINARY_FILE_DDL = "path string, modificationTime timestamp, length bigint, content binary"
 """The schema of Spark's ``binaryFile`` source (a streaming source must be given it)."""
@@ -151,63 +158,80 @@ def decode_group(
     timeout: float = STATE_TIMEOUT,
     max_state_bytes: int = MAX_STATE_BYTES,
 ) -> Iterator[pd.DataFrame]:
-    """One connection's step of a micro-batch (the function ``applyInPandasWithState`` runs)."""
+    """One connection's step of a micro-batch (the function ``applyInPandasWithState`` runs):
+    restore its decoder from the snapshot, feed it this micro-batch's segments, emit their rows,
+    keep the new snapshot."""
     if pd.isna(key[0]):  # error rows of files that could not be read: no connection, no state
         for frame in frames:
             errors = zip(frame["file"], frame["error_type"], frame["error"], strict=True)
             yield _frame([capture_error_row(str(f), str(t), str(m)) for f, t, m in errors])
         return
-    held: list[Segment] = []
-    emitted = size = 0
-    closed_at: float | None = None
+    rows: list[Row] = []
+    table: FlowTable | None = None
+    last_ts = float("-inf")
     if state.exists:
-        blob, emitted, size, closed_at = state.get
-        held = pickle.loads(blob)
-    finish = state.hasTimedOut
-    if not finish:
+        blob, last_ts = state.get
+        try:
+            table = FlowTable.restore(bytes(blob))
+        except SnapshotError as exc:  # a checkpoint of another version: start afresh, say so
+            rows.append(_lost_state_row(key, exc))
+    if table is None:
+        table = FlowTable(decode_as)
+    if state.hasTimedOut:
+        rows += table.finish()
+        state.remove()
+    else:
         # A group's rows may come in several frames, in no order: sorted together.
         fresh = [segment for frame in frames for segment in _segments(frame)]
         fresh.sort(key=_capture_order)
-        held += fresh
-        size += sum(len(s.payload) for s in fresh)
-    table = FlowTable(decode_as)
-    if closed_at is not None:  # its late segments are strays, as in one pass
-        table.remember_closed(key, closed_at)
+        add = table.add
+        for segment in fresh:
+            rows += add(segment)
+        if fresh:
+            last_ts = max(last_ts, *(segment.ts for segment in fresh))
+        blob = table.snapshot()
+        if len(blob) > max_state_bytes:
+            rows += _evict(table, max_state_bytes)
+            state.remove()
+        else:
+            state.update((blob, last_ts))
+            _finish_later(state, last_ts, timeout)
+    if rows:
+        yield _frame(rows)
+
+
+def _evict(table: FlowTable, max_state_bytes: int) -> list[Row]:
+    """Close a conversation whose snapshot outgrew ``max_state_bytes`` (a single message in
+    flight that large): its ``evicted`` row, and what follows decodes as a capture that starts
+    mid-conversation."""
     rows: list[Row] = []
-    for segment in held:
-        rows += table.add(segment)
-    if size > max_state_bytes:
-        finish = True
-        for decoder in table.flows.values():
-            rows += decoder.evict(
-                "StateLimit",
-                f"closed early: more than max_state_bytes={max_state_bytes} bytes held "
-                "for one conversation across micro-batches",
-                "state_limit",
-            )
-        table.flows.clear()
-    if finish:
-        rows += table.finish()
-        state.remove()
-    elif not table.flows:
-        # Closed: its rows are all out and its segments need not be kept; only when it closed,
-        # for the strays. The next segments of this key start from an empty table.
-        state.update((pickle.dumps([]), 0, 0, table.closed_at(key)))
-        _finish_later(state, held, timeout)
-    else:
-        blob = pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL)
-        state.update((blob, len(rows), size, table.closed_at(key)))
-        _finish_later(state, held, timeout)
-    if len(rows) > emitted:
-        yield _frame(rows[emitted:])
+    for decoder in table.flows.values():
+        rows += decoder.evict(
+            "StateLimit",
+            f"closed early: the decoding state of one conversation outgrew "
+            f"max_state_bytes={max_state_bytes} bytes (a message in flight that large)",
+            "state_limit",
+        )
+    table.flows.clear()
+    return rows + table.finish()
 
 
-def _finish_later(state: GroupState, held: list[Segment], timeout: float) -> None:
+def _lost_state_row(key: tuple[Any, ...], exc: SnapshotError) -> Row:
+    """The row of a conversation whose saved state this version cannot read."""
+    a_addr, a_port, b_addr, b_port = key
+    return capture_error_row(
+        f"{a_addr}:{a_port}-{b_addr}:{b_port}",
+        "SnapshotError",
+        f"decoding state not restored, the conversation goes on as if captured mid-stream: "
+        f"{exc.message}",
+    )
+
+
+def _finish_later(state: GroupState, last_ts: float, timeout: float) -> None:
     """Capture time, as the batch decoder's idle timeout: the conversation is finished once the
     watermark (the newest capture time seen, less ``timeout``) passes its last segment by
     ``timeout``."""
-    last = max(s.ts for s in held) if held else 0.0
-    due = int((last + timeout) * 1000)
+    due = int((last_ts + timeout) * 1000) if last_ts > float("-inf") else 0
     state.setTimeoutTimestamp(max(due, state.getCurrentWatermarkMs() + 1))
 
 
@@ -267,13 +291,15 @@ def start_stream(
     *,
     trigger_seconds: float = 10.0,
     timeout: float = STATE_TIMEOUT,
+    max_state_bytes: int = MAX_STATE_BYTES,
     max_files_per_trigger: int | None = None,
 ) -> StreamingQuery:
     """Start the query: rows appended to the Parquet directory ``out`` exactly once, progress
     and state in ``checkpoint`` (restart with the same ``checkpoint`` to go on)."""
     events = stream_events(
-        spark, pattern, decode_as, timeout=timeout, max_files_per_trigger=max_files_per_trigger
-    )
+        spark, pattern, decode_as, timeout=timeout, max_state_bytes=max_state_bytes,
+        max_files_per_trigger=max_files_per_trigger,
+    )  # fmt: skip
     return (
         events.writeStream.format("parquet")
         .option("path", out)
