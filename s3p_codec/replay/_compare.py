@@ -12,6 +12,7 @@ scalars): no protocol needs its own comparison code, only the list of fields it 
 
 from __future__ import annotations
 
+import bisect
 import enum
 import re
 import threading
@@ -20,25 +21,35 @@ from typing import Any, cast
 
 import attrs
 
-__all__ = ["Assigned", "Pairing", "first_difference", "translate"]
+__all__ = ["CLOCKS", "Assigned", "Pairing", "first_difference", "translate"]
 
 Assigned = Callable[[str, object], "str | None"]
 """``(field name, value) -> namespace`` of a server-assigned value, or None to compare it."""
 
 
+CLOCKS = frozenset({"timestamp", "time"})
+"""Namespaces of wall-clock values: two events of one recorded millisecond may fall in two
+live ones, so these are held to the recorded order, not to one partner each."""
+
+
 class Pairing:
     """Recorded-to-live pairs of server-assigned values, per namespace; safe across threads."""
 
-    def __init__(self) -> None:
+    def __init__(self, clocks: frozenset[str] = CLOCKS) -> None:
+        self._clocks = clocks
         self._lock = threading.Lock()
         self._live: dict[tuple[str, object], object] = {}
         self._recorded: dict[tuple[str, object], object] = {}
+        self._times: dict[str, _Clock] = {}
 
     def meet(self, namespace: str, recorded: object, live: object) -> str | None:
         """Pair the two values, or say how an earlier pairing disagrees (None: they agree)."""
         if type(recorded) is not type(live):
             return f"{namespace} {recorded!r} met a {type(live).__name__} {live!r}"
         with self._lock:
+            if namespace in self._clocks:
+                self._live.setdefault((namespace, recorded), live)
+                return self._times.setdefault(namespace, _Clock()).meet(namespace, recorded, live)
             paired = self._live.get((namespace, recorded), _NOTHING)
             back = self._recorded.get((namespace, live), _NOTHING)
             if paired is _NOTHING and back is _NOTHING:
@@ -55,6 +66,40 @@ class Pairing:
         """The live value paired with a recorded one, or the recorded one when none is yet."""
         with self._lock:
             return self._live.get((namespace, recorded), recorded)
+
+
+class _Clock:
+    """Recorded clock values met so far, sorted, each with the lowest and highest live value
+    it met: a new meeting must fall between its recorded neighbours' live values."""
+
+    def __init__(self) -> None:
+        self._keys: list[Any] = []
+        self._span: dict[Any, tuple[Any, Any]] = {}
+
+    def meet(self, namespace: str, recorded: Any, live: Any) -> str | None:
+        at = bisect.bisect_left(self._keys, recorded)
+        if at > 0:
+            before = self._keys[at - 1]
+            if self._span[before][1] > live:
+                return (
+                    f"{namespace} {live!r} is earlier than {self._span[before][1]!r}, "
+                    f"though {recorded!r} was later than {before!r}"
+                )
+        following = at + (at < len(self._keys) and self._keys[at] == recorded)
+        if following < len(self._keys):
+            after = self._keys[following]
+            if self._span[after][0] < live:
+                return (
+                    f"{namespace} {live!r} is later than {self._span[after][0]!r}, "
+                    f"though {recorded!r} was earlier than {after!r}"
+                )
+        if recorded in self._span:
+            low, high = self._span[recorded]
+            self._span[recorded] = (min(low, live), max(high, live))
+        else:
+            self._keys.insert(at, recorded)
+            self._span[recorded] = (live, live)
+        return None
 
 
 _NOTHING = object()
