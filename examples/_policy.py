@@ -449,7 +449,17 @@ async def serve_guarded(
     async def guarded(conn: AsyncioConnection[SendT, EventT]) -> None:
         codec = conn.conn
         assert isinstance(codec, WatchedCodec)
-        async with gatekeeper.guard(peer_address(conn.writer), codec.activity) as guard:
+        activity = codec.activity
+        write = conn._write  # the adapter's one write step, watched
+
+        async def watched_write(data: bytes) -> None:
+            # A reader that never reads leaves ``drain`` waiting: that is no progress, and
+            # the sweeper closes the connection after the request time-out.
+            with activity.waiting_to_write():
+                await write(data)
+
+        conn._write = watched_write  # type: ignore[method-assign]
+        async with gatekeeper.guard(peer_address(conn.writer), activity) as guard:
             if not guard.refused:
                 await handler(conn)
 
