@@ -29,15 +29,17 @@ import ipaddress
 import json
 import os
 import random
+import socket
 import ssl
 import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import attrs
-import h11
 
-from s3p_codec import durable
+from s3p_codec import ProtocolError, Role, durable
+from s3p_codec.io import ConnectionClosed
+from s3p_codec.io.asyncio import AsyncioConnection, connect
 
 if TYPE_CHECKING:
     from examples.durable_server import App
@@ -274,9 +276,14 @@ class Subscriptions:
 
     # -- control requests -----------------------------------------------------------------
 
-    def respond(self, request: durable.SubscriptionRequest) -> durable.Response:
+    def respond(
+        self, request: durable.SubscriptionRequest | durable.WebhookDelivery
+    ) -> durable.Response:
         """The answer to one control request (synchronous: no ``await`` between check and
-        change, so requests on one subscription are serialized)."""
+        change, so requests on one subscription are serialized). Control requests are routed
+        here before any stream operation: a ``__ds`` path is never a stream."""
+        if isinstance(request, durable.WebhookDelivery):
+            return durable.ErrorResponse(404, "this server receives no webhooks")
         try:
             if request.root != self.root:
                 raise _Refused(Code.SUBSCRIPTION_NOT_FOUND, "no control API under this root")
@@ -558,25 +565,25 @@ class Subscriptions:
             callback_token=self._token(record),
         )
         body = durable.encode_notification(notification)
-        signature = durable.sign_webhook(self._key, body, int(time.time())).format()
+        signature = durable.sign_webhook(self._key, body, int(time.time()))
+        reply: durable.Response | None = None
         async with self._deliveries:
             try:
-                status, reply = await asyncio.wait_for(
+                reply = await asyncio.wait_for(
                     _post(url, body, signature, self.limits.max_webhook_reply),
                     self.limits.delivery_timeout,
                 )
-                ok = 200 <= status < 300
-            except (OSError, TimeoutError, ValueError, h11.ProtocolError):
-                ok, reply = False, b""
+            except (OSError, TimeoutError, ValueError, ConnectionClosed, ProtocolError):
+                reply = None
         if self.records.get(record.id) is not record:
             return
-        if not ok:
+        if not isinstance(reply, durable.WebhookReply):  # an error status, or no answer
             self._retry(record)
             return
         record.status = durable.SubscriptionStatus.ACTIVE
         record.attempts = 0
         record.next_attempt_at = None
-        if durable.parse_webhook_reply(reply) and record.wake_id == wake_id:
+        if reply.done and record.wake_id == wake_id:
             # "the server MUST automatically ack the tail offsets included in that wake
             # snapshot and release the lease"; new events since then wake again.
             for rel, tail in record.snapshot.items():
@@ -613,53 +620,31 @@ def _blocked(address: str) -> bool:
     )
 
 
-async def _post(url: str, body: bytes, signature: str, max_reply: int) -> tuple[int, bytes]:
-    """POST a signed notification; the reply's status and (bounded) body."""
+async def _post(
+    url: str, body: bytes, signature: durable.WebhookSignature, max_reply: int
+) -> durable.Response:
+    """POST a signed notification through the codec's client role; the typed reply."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     tls = parts.scheme == "https"
     port = parts.port or (443 if tls else 80)
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=1)
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     addresses = [str(info[4][0]) for info in infos]
     if tls and any(_blocked(a) for a in addresses):
         # A DNS name that resolves to a private target is refused like the address itself.
         raise ValueError("webhook host resolves to a private address")
-    context: ssl.SSLContext | None = ssl.create_default_context() if tls else None
-    reader, writer = await asyncio.open_connection(
-        addresses[0], port, ssl=context, server_hostname=host if tls else None
+    limits = durable.Limits(max_body_size=max_reply)
+    codec = durable.Connection(Role.CLIENT, limits, host=parts.netloc)
+    context = ssl.create_default_context() if tls else None
+    conn: AsyncioConnection[durable.Request, durable.ClientEvent] = await connect(
+        codec, addresses[0], port, ssl=context, server_hostname=host if tls else None
     )
     try:
-        conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=16 * 1024)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        head = h11.Request(
-            method="POST",
-            target=target,
-            headers=[
-                ("host", parts.netloc),
-                ("content-type", "application/json"),
-                ("content-length", str(len(body))),
-                ("webhook-signature", signature),
-                ("connection", "close"),
-            ],
-        )
-        writer.write(
-            conn.send(head) + conn.send(h11.Data(data=body)) + conn.send(h11.EndOfMessage())
-        )
-        await writer.drain()
-        status = 0
-        reply = bytearray()
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                conn.receive_data(await reader.read(65536))
-                continue
-            if isinstance(event, h11.Response):
-                status = event.status_code
-            elif isinstance(event, h11.Data):
-                reply += event.data
-                if len(reply) > max_reply:
-                    raise ValueError("webhook reply over the limit")
-            elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
-                return status, bytes(reply)
+        await conn.send(durable.WebhookDelivery(target, body, signature))
+        reply = await conn.next_event()
+        if isinstance(reply, (durable.SSEData, durable.SSEControl, durable.SSEEnd)):
+            raise ValueError("an SSE body in answer to a webhook")
+        return reply
     finally:
-        writer.close()
+        await conn.aclose()

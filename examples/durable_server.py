@@ -226,7 +226,7 @@ class App:
     # -- dispatch ---------------------------------------------------------------------------
 
     def respond(self, request: durable.Request) -> durable.Response:
-        if isinstance(request, durable.SubscriptionRequest):  # routed first, never a stream
+        if isinstance(request, (durable.SubscriptionRequest, durable.WebhookDelivery)):
             return self.subscriptions.respond(request)
         if isinstance(request, durable.Create):
             return self.create(request)

@@ -66,9 +66,11 @@ from s3p_codec.durable._subscriptions import (
     parse_webhook_reply,
     webhook_url_error,
 )
-from s3p_codec.durable._webhook_signature import (
+from s3p_codec.durable._webhooks import (
     REPLAY_WINDOW_SECONDS,
     WEBHOOK_SIGNATURE,
+    WebhookDelivery,
+    WebhookReply,
     WebhookSignature,
     public_jwk,
     sign_webhook,
@@ -194,6 +196,8 @@ __all__ = [
     "WakeEvent",
     "WakeStream",
     "WebhookNotification",
+    "WebhookDelivery",
+    "WebhookReply",
     "WebhookSignature",
     "WebhookSigning",
     "control_path",

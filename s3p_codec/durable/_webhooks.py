@@ -1,4 +1,9 @@
-"""The ``Webhook-Signature`` header: ``t=<unix seconds>,kid=<key id>,ed25519=<base64url sig>``.
+"""Webhook deliveries and the ``Webhook-Signature`` header (``t=<s>,kid=<id>,ed25519=<sig>``).
+
+A webhook delivery is an HTTP POST from a Durable Streams server to a worker: the server plays
+the client role (``ClientConnection.send(WebhookDelivery(...))``) and the worker the server
+role. A POST carrying ``Webhook-Signature`` is typed as a ``WebhookDelivery``, never as an
+append (appends never carry that header); its answer is a ``WebhookReply``.
 
 The signature is Ed25519 over ``<t>.<raw body>`` (PROTOCOL.md 7.1); keys are published as a JWK
 Set (RFC 8037 ``OKP``/``Ed25519``) at ``{root}__ds/jwks.json``. Parsing and formatting are pure;
@@ -18,6 +23,7 @@ import attrs
 
 from s3p_codec._core.errors import RemoteProtocolError
 from s3p_codec.durable._subscription_events import Jwk, Jwks
+from s3p_codec.durable._subscriptions import WebhookNotification, parse_notification
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -25,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = [
     "REPLAY_WINDOW_SECONDS",
     "WEBHOOK_SIGNATURE",
+    "WebhookDelivery",
+    "WebhookReply",
     "WebhookSignature",
     "public_jwk",
     "sign_webhook",
@@ -137,3 +145,25 @@ def verify_webhook(
     except (ValueError, InvalidSignature):
         raise refuse("the signature does not match the body") from None
     return signature
+
+
+@attrs.frozen(slots=True)
+class WebhookDelivery:
+    """``POST {webhook path}`` with a signed notification: ``body`` is the exact JSON bytes
+    (verify them with ``verify_webhook`` before trusting ``notification``)."""
+
+    path: str
+    body: bytes
+    signature: WebhookSignature
+
+    @property
+    def notification(self) -> WebhookNotification:
+        """The typed body (``RemoteProtocolError`` if it is not a notification)."""
+        return parse_notification(self.body)
+
+
+@attrs.frozen(slots=True)
+class WebhookReply:
+    """A webhook's 2xx answer; ``done`` (``{"done": true}``) finishes the wake synchronously."""
+
+    done: bool = False

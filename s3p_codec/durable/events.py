@@ -17,6 +17,7 @@ import enum
 import attrs
 
 from s3p_codec.durable._subscription_events import SubscriptionRequest, SubscriptionResponse
+from s3p_codec.durable._webhooks import WebhookDelivery, WebhookReply
 
 __all__ = [
     "Append",
@@ -169,7 +170,7 @@ class Options:
 
 
 #: The requests a client sends: stream operations, and the reserved ``__ds`` subscription APIs.
-Request = Create | Append | Read | Head | Delete | Options | SubscriptionRequest
+Request = Create | Append | Read | Head | Delete | Options | SubscriptionRequest | WebhookDelivery
 
 # ---------------------------------------------------------------------------------------------
 # Responses (server -> client)
@@ -353,6 +354,7 @@ Response = (
     | OptionsOk
     | ErrorResponse
     | SubscriptionResponse
+    | WebhookReply
 )
 """Events that start (and, except ``SSEStart``, complete) one HTTP response."""
 

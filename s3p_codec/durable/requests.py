@@ -27,6 +27,7 @@ from s3p_codec.durable._subscription_events import (
     RemoveSubscriptionStream,
     SubscriptionCallback,
 )
+from s3p_codec.durable._webhooks import WEBHOOK_SIGNATURE, WebhookDelivery, WebhookSignature
 from s3p_codec.durable.events import (
     Append,
     Create,
@@ -168,6 +169,15 @@ def _check_read(event: Read, limits: Limits) -> None:
         _check_text("If-None-Match", event.if_none_match)
 
 
+def _check_delivery(event: WebhookDelivery, limits: Limits) -> None:
+    if not isinstance(event.signature, WebhookSignature):
+        raise _bad("a webhook delivery carries a WebhookSignature")
+    try:
+        S.parse_notification(event.body, limits.max_subscription_streams)
+    except RemoteProtocolError as exc:
+        raise _bad(f"not a webhook notification: {exc.message}") from None
+
+
 def validate_request(event: Request, limits: Limits) -> None:
     """Raise ``LocalProtocolError`` (code: the status a server would answer) if invalid."""
     if isinstance(event, _SUBSCRIPTION_REQUESTS):
@@ -175,6 +185,9 @@ def validate_request(event: Request, limits: Limits) -> None:
         return
     try:
         _check_path(event.path)
+        if isinstance(event, WebhookDelivery):
+            _check_delivery(event, limits)
+            return
         if S.is_reserved_path(event.path):
             # "Application stream paths whose first stream-root-relative segment is __ds are
             # reserved for Durable Streams control APIs."
@@ -198,6 +211,13 @@ def build_request(event: Request, host: str, limits: Limits) -> tuple[h11.Reques
             event, limits.max_subscription_streams
         )
         return h11.Request(method=verb, target=path, headers=headers + extra), payload
+    if isinstance(event, WebhookDelivery):
+        headers += [
+            (H.CONTENT_TYPE, b"application/json"),
+            (WEBHOOK_SIGNATURE, event.signature.format().encode("ascii")),
+            (b"content-length", str(len(event.body)).encode("ascii")),
+        ]
+        return h11.Request(method=b"POST", target=event.path, headers=headers), event.body
     body = b""
     target = event.path
     if isinstance(event, Create):
@@ -398,6 +418,15 @@ def parse_request(
             raise _Invalid(ErrorCode.METHOD_NOT_ALLOWED, f"method {verb} not allowed")
         _check_path(path)
         event: Request
+        if verb == "POST" and WEBHOOK_SIGNATURE in headers:
+            # A signed webhook notification (section 7.1), never an append.
+            try:
+                signature = WebhookSignature.parse(_header(headers, WEBHOOK_SIGNATURE) or "")
+            except RemoteProtocolError as exc:
+                raise _bad(exc.message) from None
+            event = WebhookDelivery(path, body, signature)
+            _check_delivery(event, limits)
+            return event
         if verb == "PUT":
             event = _parse_create(path, headers, body)
         elif verb == "POST":
@@ -420,7 +449,7 @@ def parse_request(
 
 def validate_remote(event: Request, limits: Limits) -> None:
     """The same rules as ``validate_request``, raising ``_Invalid`` for the server path."""
-    if isinstance(event, _SUBSCRIPTION_REQUESTS):
+    if isinstance(event, (*_SUBSCRIPTION_REQUESTS, WebhookDelivery)):
         return
     if isinstance(event, Create):
         _check_create(event, limits)

@@ -25,6 +25,7 @@ from s3p_codec.durable._subscription_events import (
     SubscriptionUpdated,
     WakeAcked,
 )
+from s3p_codec.durable._webhooks import WebhookDelivery, WebhookReply
 from s3p_codec.durable.events import (
     Append,
     Appended,
@@ -71,6 +72,7 @@ ALLOWED: dict[type, tuple[type, ...]] = {
     Head: (StreamInfo,),
     Delete: (Deleted,),
     Options: (OptionsOk,),
+    WebhookDelivery: (WebhookReply,),
 }
 """Which success events answer which request (``ErrorResponse`` answers any)."""
 
@@ -205,6 +207,10 @@ def build_response(
         status, extra, body = S.response_parts(event)
         headers.extend(extra)
         sized = status != 204
+    elif isinstance(event, WebhookReply):
+        body = b'{"done":true}' if event.done else b"{}"
+        headers.append((H.CONTENT_TYPE, b"application/json"))
+        headers.append((H.CACHE_CONTROL, NO_STORE))
     elif isinstance(event, Created):
         status = 200 if event.existed else 201
         headers.append((H.CONTENT_TYPE, _ascii(event.content_type)))
@@ -406,6 +412,8 @@ def parse_response(
         )
         return parse_error(status, raw, body) if answer is None else answer
     if 200 <= status < 300:
+        if isinstance(request, WebhookDelivery):
+            return WebhookReply(done=S.parse_webhook_reply(body))
         if isinstance(request, Create):
             return Created(
                 next_offset=headers.next_offset(required=True) or "",
