@@ -230,6 +230,12 @@ class Store:
             begin = bisect.bisect_right(keys, _key(request.min_timestamp), stream.start)
         end = min(begin + count, len(keys))
         records = stream.records
+        budget = self.limits.max_read_reply_bytes  # cut at a record boundary, as COUNT is
+        for i in range(begin, end):
+            budget -= len(records[i])
+            if budget < 0 and i > begin:
+                end = i
+                break
         return s3p.ReadReply(tuple([(_timestamp(keys[i]), records[i]) for i in range(begin, end)]))
 
     def trim(self, request: s3p.Trim) -> s3p.Reply:
@@ -449,13 +455,23 @@ class Activity:
     last: float
     busy: bool = False
     codec: WatchedCodec | None = None
+    writing_since: float | None = None
+    """Since when a reply has waited for the client to take it (None: not waiting)."""
+
+    @property
+    def stalled_since(self) -> float | None:
+        """A connection whose reply is not taken counts as idle for shedding."""
+        return self.writing_since
 
     def overdue(self, now: float, policy: _policy.ConnectionPolicy) -> str | None:
-        """Why the connection must close now (``"idle"``, ``"request too slow"``), or None."""
+        """Why the connection must close now (``"idle"``, ``"request too slow"``,
+        ``"response not taken"``), or None."""
         idle, slow = policy.idle_timeout, policy.request_timeout
         partial = self.codec.partial_since if self.codec is not None else None
         if slow and partial is not None and now - partial >= slow:
             return "request too slow"
+        if slow and self.writing_since is not None and now - self.writing_since >= slow:
+            return "response not taken"
         if idle and not self.busy and partial is None and now - self.last >= idle:
             return "idle"
         return None
@@ -470,6 +486,8 @@ class Activity:
         partial = self.codec.partial_since if self.codec is not None else None
         if slow and partial is not None:
             waits.append(max(partial + slow - now, 0.0))
+        if slow and self.writing_since is not None:
+            waits.append(max(self.writing_since + slow - now, 0.0))
         return max(min(waits), 0.001)
 
 
@@ -558,6 +576,16 @@ async def serve_asyncio(server: Server, host: str, port: int) -> asyncio.Server:
             closing.append(reason)
             task.cancel()
 
+        write = conn._write  # the adapter's one write step, watched for progress
+
+        async def watched_write(data: bytes) -> None:
+            activity.writing_since = loop.time()
+            try:
+                await write(data)
+            finally:
+                activity.writing_since = None
+
+        conn._write = watched_write  # type: ignore[method-assign]
         peer = conn.writer.get_extra_info("peername")
         key = server.admit(activity, str(peer[0]) if isinstance(peer, tuple) else "", close)
         if key is None:

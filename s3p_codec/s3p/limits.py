@@ -76,7 +76,13 @@ class Limits:
     """Largest COUNT a READ may ask for (larger: ``ERR_LIMITS``)."""
     max_block_ms: int = attrs.field(default=30_000, validator=_non_negative)
     """Longest BLOCK a READ may ask for, in milliseconds (longer: ``ERR_LIMITS``)."""
+    max_read_reply_bytes: int = attrs.field(default=8 << 20, validator=_positive)
+    """Most record bytes a server puts in one READ reply: the reply is cut at a record
+    boundary as a smaller COUNT would cut it (the client reads on from its last ID), so one
+    READ of a large stream cannot pin its whole size. At least ``max_record_size``."""
 
     def __attrs_post_init__(self) -> None:
         if self.default_count > self.max_count:
             raise ValueError("default_count must not exceed max_count")
+        if self.max_read_reply_bytes < self.max_record_size:
+            raise ValueError("max_read_reply_bytes must be at least max_record_size")
