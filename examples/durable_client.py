@@ -6,6 +6,11 @@ The demo creates a JSON stream, appends with an idempotent producer, reads it ba
 live (long-poll or SSE) while a second connection appends and closes it, and stops at EOF.
 ``DurableClient`` keeps one HTTP/1.1 connection; ``follow`` drives the spec's read state
 machine (``durable.StreamReader``): catch up, then go live, resuming from the last offset.
+
+Subscriptions (PROTOCOL.md sections 6-7): ``DurableClient.subscribe`` and the other
+``__ds`` requests go through ``request`` like any other; ``WebhookReceiver`` is a webhook
+endpoint on 127.0.0.1 that verifies each delivery's ``Webhook-Signature`` against the server's
+JWK Set before it trusts the notification; ``claim_wake`` is one pull-wake worker step.
 """
 
 from __future__ import annotations
@@ -14,12 +19,14 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 from examples import _cli
-from s3p_codec import Role, durable
-from s3p_codec.io.asyncio import AsyncioConnection, connect
+from s3p_codec import RemoteProtocolError, Role, durable
+from s3p_codec.io import ConnectionClosed
+from s3p_codec.io.asyncio import AsyncioConnection, connect, serve
 
 Conn = AsyncioConnection[durable.Request, durable.ClientEvent]
 _READ_RESPONSES = (
@@ -104,6 +111,92 @@ class DurableClient:
             data = reader.take()
             if data:
                 yield data
+
+    # -- subscriptions (sections 6-7) ------------------------------------------------------
+
+    async def control(self, request: durable.Request) -> durable.Response:
+        """A ``__ds`` request whose refusal raises (``SubscriptionError`` or HTTP error)."""
+        response = await self.request(request)
+        if isinstance(response, (durable.SubscriptionError, durable.ErrorResponse)):
+            raise RuntimeError(f"{type(request).__name__} refused: {response!r}")
+        return response
+
+    async def subscribe(
+        self, root: str, ident: str, config: durable.SubscriptionConfig
+    ) -> durable.Subscription:
+        """Create or re-confirm subscription ``ident`` (201 or 200; 409 raises)."""
+        response = await self.control(durable.PutSubscription(root, ident, config))
+        assert isinstance(response, durable.SubscriptionOk)
+        return response.subscription
+
+    async def jwks(self, root: str) -> durable.Jwks:
+        """The server's webhook signing keys (``{root}__ds/jwks.json``)."""
+        response = await self.control(durable.GetJwks(root))
+        assert isinstance(response, durable.Jwks)
+        return response
+
+    async def claim_wake(
+        self, root: str, ident: str, worker: str
+    ) -> durable.Claimed | durable.SubscriptionError:
+        """One pull-wake worker step: the claimed wake, or why not (``ALREADY_CLAIMED``,
+        ``NO_PENDING_WORK``)."""
+        response = await self.request(durable.ClaimSubscription(root, ident, worker))
+        if not isinstance(response, (durable.Claimed, durable.SubscriptionError)):
+            raise RuntimeError(f"claim refused: {response!r}")
+        return response
+
+
+class WebhookReceiver:
+    """A webhook endpoint on 127.0.0.1 that verifies every delivery before trusting it.
+
+    ``jwks`` are the server's keys (``DurableClient.jwks``); a delivery whose signature does
+    not verify (unknown ``kid``, outside the replay window, wrong bytes) is answered 401 and
+    never queued. Verified notifications land in ``deliveries``; each is answered
+    ``{"done": true}`` when ``done`` is set (the server acks the wake snapshot itself), else
+    ``{}`` (the worker calls back).
+    """
+
+    def __init__(self, jwks: durable.Jwks, *, done: bool = False) -> None:
+        self.jwks = jwks
+        self.done = done
+        self.deliveries: asyncio.Queue[durable.WebhookNotification] = asyncio.Queue()
+        self.refused = 0
+        self._server: asyncio.Server | None = None
+        self.url = ""
+
+    async def start(self, path: str = "/webhook") -> str:
+        """Listen on an OS-chosen port; the URL to subscribe with."""
+        self._server = await serve(lambda: durable.Connection(Role.SERVER), self._handle)
+        port = self._server.sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}{path}"
+        return self.url
+
+    async def aclose(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def _handle(self, conn: AsyncioConnection[durable.Response, durable.Request]) -> None:
+        while True:
+            try:
+                request = await conn.next_event()
+            except (ConnectionClosed, RemoteProtocolError):
+                return  # the adapter answered a refused request already
+            if not isinstance(request, durable.WebhookDelivery):
+                await conn.send(durable.ErrorResponse(404, "webhook deliveries only"))
+                continue
+            try:
+                # Verify the raw bytes first; only then parse them.
+                durable.verify_webhook(
+                    request.signature.format(), request.body, self.jwks, time.time()
+                )
+                notification = request.notification
+            except RemoteProtocolError as exc:
+                self.refused += 1
+                await conn.send(durable.ErrorResponse(401, exc.message))
+                continue
+            self.deliveries.put_nowait(notification)
+            await conn.send(durable.WebhookReply(done=self.done))
 
 
 async def demo(base_url: str) -> int:
