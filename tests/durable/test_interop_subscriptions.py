@@ -39,7 +39,8 @@ def _name(kind: str) -> str:
 async def _webhook_wake(base_url: str) -> None:
     async with await DurableClient.open(base_url) as client:
         jwks = await client.jwks(ROOT)
-        assert jwks.keys and all(key.crv == "Ed25519" for key in jwks.keys)
+        assert jwks.keys
+        assert all(key.crv == "Ed25519" for key in jwks.keys)
         receiver = WebhookReceiver(jwks)
         url = await receiver.start()
         ident, topic = _name("sub"), _name("t")
@@ -52,11 +53,13 @@ async def _webhook_wake(base_url: str) -> None:
                 lease_ttl_ms=5000,
             )
             created = await client.request(durable.PutSubscription(ROOT, ident, config))
-            assert isinstance(created, durable.SubscriptionOk) and created.created
+            assert isinstance(created, durable.SubscriptionOk)
+            assert created.created
             assert created.subscription.signing is not None
             assert created.subscription.signing.kid in {key.kid for key in jwks.keys}
             again = await client.request(durable.PutSubscription(ROOT, ident, config))
-            assert isinstance(again, durable.SubscriptionOk) and not again.created
+            assert isinstance(again, durable.SubscriptionOk)
+            assert not again.created
             other = durable.SubscriptionConfig(
                 type=durable.SubscriptionType.WEBHOOK, pattern="other/*", webhook_url=url
             )
@@ -72,7 +75,8 @@ async def _webhook_wake(base_url: str) -> None:
             assert wake.subscription_id == ident
             assert receiver.refused == 0
             stream = next(s for s in wake.streams if s.path == path)
-            assert stream.has_pending and stream.tail_offset == made.next_offset
+            assert stream.has_pending
+            assert stream.tail_offset == made.next_offset
 
             callback = durable.SubscriptionCallback(
                 ROOT,
@@ -86,7 +90,8 @@ async def _webhook_wake(base_url: str) -> None:
             assert await client.request(callback) == durable.WakeAcked(next_wake=False)
             stale = await client.request(callback)
             assert isinstance(stale, durable.SubscriptionError)
-            assert stale.code is durable.SubscriptionErrorCode.FENCED and stale.status == 409
+            assert stale.code is durable.SubscriptionErrorCode.FENCED
+            assert stale.status == 409
 
             got = await client.request(durable.GetSubscription(ROOT, ident))
             assert isinstance(got, durable.SubscriptionOk)
