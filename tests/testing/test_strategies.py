@@ -162,7 +162,7 @@ def _reply_code(error: RemoteProtocolError) -> object:
     reply = error.reply
     if isinstance(reply, s2s.Terminal | s2s.ErrorResponse):
         return reply.code
-    if isinstance(reply, durable.ErrorResponse):
+    if isinstance(reply, durable.ErrorResponse | durable.SubscriptionError):
         return reply.status
     return None
 

@@ -27,12 +27,24 @@ Where each part lives (every name below is importable from this package):
   ``reply_wire()``, ``request_for()``, ``requests_for()``, ``stream_offsets()``,
   ``ClientEvents``, ``malformed_replies()``);
 - ``target``: ``Target``, the live driver's view of Durable Streams, and its answer reader;
+- ``_subscriptions``: the reserved ``__ds`` APIs (``subscription_requests()``,
+  ``subscription_exchanges()``, ``subscription_malformed()`` (also in ``malformed()``),
+  ``subscription_decisions()`` (also in ``decisions()``), ``notifications()``,
+  ``wake_events()``);
 - ``_wire``: what both directions share (``C``, ``STREAM``, ``TYPES``).
 """
 
 from __future__ import annotations
 
 from s3p_codec._extras import testing as _testing_extra  # noqa: F401 - MissingExtra without it
+from s3p_codec.testing.durable._subscriptions import (
+    notifications,
+    subscription_decisions,
+    subscription_exchanges,
+    subscription_malformed,
+    subscription_requests,
+    wake_events,
+)
 from s3p_codec.testing.durable._wire import STREAM as STREAM
 from s3p_codec.testing.durable._wire import TYPES as TYPES
 from s3p_codec.testing.durable._wire import C as C
@@ -61,6 +73,7 @@ __all__ = [
     "decisions",
     "malformed",
     "malformed_replies",
+    "notifications",
     "reply_wire",
     "request_for",
     "request_wire",
@@ -69,4 +82,9 @@ __all__ = [
     "response_wire",
     "responses",
     "stream_offsets",
+    "subscription_decisions",
+    "subscription_exchanges",
+    "subscription_malformed",
+    "subscription_requests",
+    "wake_events",
 ]

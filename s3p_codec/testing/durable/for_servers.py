@@ -9,6 +9,10 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from s3p_codec import durable
+from s3p_codec.testing.durable._subscriptions import (
+    subscription_decisions,
+    subscription_malformed,
+)
 from s3p_codec.testing.durable._wire import STREAM, TYPES, C, _client
 from s3p_codec.testing.strategies import Malformed
 
@@ -154,13 +158,13 @@ def _framing(lim: durable.Limits) -> st.SearchStrategy[Malformed]:
 def malformed(limits: durable.Limits | None = None) -> st.SearchStrategy[Malformed]:
     """Requests a strict server refuses from their bytes alone, with the status it must send."""
     lim = limits or durable.Limits()
-    return st.one_of(_headers(), _framing(lim))
+    return st.one_of(_headers(), _framing(lim), subscription_malformed())
 
 
 def decisions() -> st.SearchStrategy[Malformed]:
     """Well-formed requests that the server's state makes wrong (needs the ``Target`` setup)."""
     missing = b"/v1/stream/fuzz-missing"
-    return st.sampled_from(
+    return subscription_decisions() | st.sampled_from(
         [
             _case(
                 "append to a missing stream",
