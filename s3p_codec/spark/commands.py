@@ -85,9 +85,11 @@ def register(sub: Any) -> None:
         help="decode capture files as they appear (Structured Streaming) into Parquet",
         description="A Spark Structured Streaming query: capture files matching PATTERN are "
         "decoded as they appear (rotated sets in capture order), conversations that span files "
-        "are carried across micro-batches in Spark's state store, and rows are appended to the "
-        "Parquet directory --out exactly once. Restarted with the same --checkpoint, the query "
-        "goes on where it stopped. Runs until interrupted.",
+        "are carried across micro-batches as a snapshot of their decoding state, and rows are "
+        "appended to the Parquet directory --out exactly once. Restarted with the same "
+        "--checkpoint, the query goes on where it stopped. Runs until Ctrl-C or SIGTERM, which "
+        "let the running micro-batch finish (a second one abandons it); a line per micro-batch "
+        "on stderr says its files, rows and time.",
     )
     stream.add_argument("pattern", metavar="PATTERN", help="a directory or a quoted glob")
     stream.add_argument("--out", required=True, metavar="DIR", help="Parquet output directory")
@@ -101,12 +103,20 @@ def register(sub: Any) -> None:
     stream.add_argument(
         "--state-timeout", type=float, default=300.0, metavar="SECONDS",
         help="finish a conversation once capture time is this far past its last segment; "
-        "files later than this (in capture time) are dropped (default 300)",
+        "the batch decoder's idle timeout (default 300)",
     )  # fmt: skip
     stream.add_argument(
         "--max-files-per-trigger", type=int, default=None, metavar="N",
         help="at most N new files per micro-batch (default: all)",
     )  # fmt: skip
+    stream.add_argument(
+        "--max-state-bytes", type=int, default=64 << 20, metavar="BYTES",
+        help="largest decoding state one conversation may keep between micro-batches (a "
+        "single message in flight that large closes it with a StateLimit row; default 64 MiB)",
+    )  # fmt: skip
+    stream.add_argument(
+        "-q", "--quiet", action="store_true", help="no line per micro-batch on stderr"
+    )
     _decoding(stream)
     stream.set_defaults(handler=lambda args: _stream(stream, args))
 
@@ -183,9 +193,11 @@ def _stats(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 
 def _stream(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from s3p_codec.spark.stream import start_stream  # noqa: PLC0415
+    from s3p_codec.spark.stream import run_until_stopped, start_stream  # noqa: PLC0415
 
     ports = _ports(parser, args)
+    if args.max_state_bytes < 1:
+        parser.error("--max-state-bytes must be positive")
     spark = _session(args)
     # Timeouts are in capture time, and capture time only moves with new files: a micro-batch
     # without data would only repeat the last one's timeouts, and delay the next file's batch.
@@ -193,12 +205,9 @@ def _stream(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     query = start_stream(
         spark, args.pattern, args.out, args.checkpoint, ports,
         trigger_seconds=args.trigger, timeout=args.state_timeout,
-        max_files_per_trigger=args.max_files_per_trigger,
+        max_state_bytes=args.max_state_bytes, max_files_per_trigger=args.max_files_per_trigger,
     )  # fmt: skip
-    print(f"streaming {args.pattern} into {args.out} (checkpoint {args.checkpoint})",
+    print(f"streaming {args.pattern} into {args.out} (checkpoint {args.checkpoint}); "
+          "Ctrl-C or SIGTERM stops after the running micro-batch",
           file=sys.stderr, flush=True)  # fmt: skip
-    try:
-        query.awaitTermination()
-    except KeyboardInterrupt:
-        query.stop()
-    return 0
+    return run_until_stopped(query, sys.stderr, quiet=args.quiet)

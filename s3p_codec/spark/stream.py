@@ -10,31 +10,31 @@ exactly once.
     query.awaitTermination()
 
 1. Spark's file source lists new capture files (``format("binaryFile")``, of which only the
-   path is read: the content column is pruned, so a file is never loaded whole);
-2. each file is read into TCP segments in its own task (``segments.file_segments``, the batch
-   pipeline's reader);
-3. segments are grouped by connection (``applyInPandasWithState``). A conversation that spans
-   files, and so micro-batches, keeps only a *snapshot* of its decoding state in Spark's state
-   store (``FlowTable.snapshot``: both directions' reassembly, the protocol Observer, the bytes
-   after the last complete message, what pairs replies with requests), never its segments.
-   Each micro-batch restores that snapshot, feeds it the conversation's new segments in capture
-   order, emits their rows and saves the new snapshot: its cost follows the new bytes, not the
-   conversation's age, and a conversation of any length is carried whole. Snapshots restore
-   exactly (a property test cuts every protocol's captures at random points), so the rows are
-   those of the batch pipeline on the same files, provided the files of one conversation
-   arrive in capture order (as a rotating ``tcpdump`` writes them; Spark's file source takes
-   the oldest first). Time is capture time (a watermark on the segments' timestamps), never
-   the clock of the cluster: when the newest capture time seen is ``timeout`` seconds past a
-   conversation's last segment, it is finished as at the end of a capture (its last rows,
-   ``evicted`` rows for what was still open) and its state dropped. So a restart, however
-   long, changes nothing, and segments more than ``timeout`` older than the newest seen (a file
-   that arrives far too late) are dropped by Spark.
+   path is read: the content column is pruned, so a file is never loaded whole); the JVM
+   names each file's *capture set* (``capture_set``: the path without its digit runs, so the
+   files of one ``tcpdump -C``/``-G`` rotation are one set);
+2. files are grouped by capture set (``applyInPandasWithState``), and one Python step per set
+   and micro-batch restores the set's decoder from a *snapshot* kept in Spark's state store
+   (``FlowTable.snapshot``: per open conversation, both directions' reassembly, the protocol
+   Observer, the bytes after the last complete message, what pairs replies with requests),
+   reads the new files itself, in capture order, with the single-process reader, emits their
+   rows and saves the new snapshot.
 
-``max_state_bytes`` (64 MiB) bounds one snapshot: only a single message in flight that large
-outgrows it; the conversation is then closed with an ``evicted`` row (``StateLimit``) and what
-follows is decoded as a capture that starts mid-conversation. A snapshot of another version
-(a checkpoint written before an upgrade) is not misread: the conversation gets a
-``capture_error`` row (``SnapshotError``) and goes on as if captured mid-stream.
+So no payload byte goes through the JVM (only paths in, rows out), there is one Python stage,
+and a micro-batch costs what its new bytes cost, whatever the age of the conversations: a
+conversation of any length is carried whole. Snapshots restore exactly (a property test cuts
+every protocol's captures at random points), so the rows are those of ``s3p-codec decode`` on
+the same files, provided a set's files arrive in capture order (as a rotating ``tcpdump``
+writes them; Spark's file source takes the oldest first). Time is capture time, never the
+cluster's clock: a conversation silent for ``timeout`` seconds of capture time is closed as by
+the batch decoder's idle timeout. Different capture sets decode in parallel; one set is
+decoded by one task, as one process would.
+
+``max_state_bytes`` (64 MiB) bounds the snapshot of one conversation: only a single message in
+flight that large outgrows it; the conversation is then closed with an ``evicted`` row
+(``StateLimit``) and what follows is decoded as a capture that starts mid-conversation. A
+snapshot of another version (a checkpoint written before an upgrade) is not misread: the set
+gets a ``capture_error`` row (``SnapshotError``) and goes on as if captured mid-stream.
 
 Exactly once: the file sink and the checkpoint make each micro-batch's rows land once, and a
 query killed and restarted from its checkpoint goes on from the last committed micro-batch
@@ -45,21 +45,23 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
+import time
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 import pandas as pd
-import pyarrow as pa
 
-from s3p_codec._core import SnapshotError
-from s3p_codec.capture import Row, Segment, capture_error_row
+from s3p_codec._core import SnapshotError, checkpoint
+from s3p_codec.capture import CaptureFileError, Limits, Row, capture_error_row, capture_order, lanes
 from s3p_codec.capture.observe import FlowTable
-from s3p_codec.capture.pcap import rotation_key
+from s3p_codec.capture.scan import SegmentReader
 from s3p_codec.spark.flows import rows_to_batch, spark_ddl
-from s3p_codec.spark.segments import FLOW_COLUMNS, SEGMENT_FIELDS, file_segments, segment_ddl
+from s3p_codec.spark.segments import file_error
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -69,24 +71,28 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_STATE_BYTES",
     "STATE_TIMEOUT",
+    "STOP_GRACE",
+    "batch_line",
+    "capture_set",
     "committed_files",
     "decode_group",
     "local_path",
+    "run_until_stopped",
     "start_stream",
     "stream_events",
 ]
 
 STATE_TIMEOUT = 300.0
 """Seconds of capture time without a new segment after which a conversation is finished (the
-batch decoder's idle timeout); also how late, in capture time, a file may arrive."""
+batch decoder's idle timeout, ``capture.DEFAULT_IDLE_TIMEOUT``)."""
 
 MAX_STATE_BYTES = 64 << 20
 """Bytes one conversation's snapshot may take in the state store (see the module docstring)."""
 
-STATE_DDL = "snapshot binary, last_ts double"
-"""Per connection: the snapshot of its decoding state (``FlowTable.snapshot``: reassembly, the
-Observer, what is in flight; the closed conversation's key for its strays) and the capture time
-of its last segment."""
+STATE_DDL = "snapshot binary"
+"""Per capture set: the snapshot of its decoding state (``FlowTable.snapshot``: per open
+conversation its reassembly, its Observer and what is in flight; the closed keys kept for
+strays)."""
 
 _BINARY_FILE_DDL = "path string, modificationTime timestamp, length bigint, content binary"
 """The schema of Spark's ``binaryFile`` source (a streaming source must be given it)."""
@@ -124,29 +130,19 @@ def committed_files(out: str | os.PathLike[str]) -> list[str]:
     return found
 
 
-def _read_files(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    for batch in batches:
-        for uri in batch.column(0).to_pylist():
-            path = local_path(str(uri))
-            yield from file_segments(path, 0, path)
-
-
-def _segments(frame: pd.DataFrame) -> list[Segment]:
-    """A frame of segment rows as ``Segment`` objects."""
-    columns = [frame[name].tolist() for name in SEGMENT_FIELDS]
-    payload = SEGMENT_FIELDS.index("payload")
-    columns[payload] = [bytes(p) if p is not None else b"" for p in columns[payload]]  # ""->null
-    return [Segment(*v) for v in zip(*columns, strict=True)]
-
-
-def _capture_order(segment: Segment) -> tuple[list[tuple[int, int | str]], int]:
-    """Rotation order of the segment's file, then its packet number."""
-    return (rotation_key(segment.file), segment.number)
-
-
 def _frame(rows: list[Row]) -> pd.DataFrame:
     frame: pd.DataFrame = rows_to_batch(rows).to_pandas(integer_object_nulls=True)
     return frame
+
+
+def capture_set(path: str) -> str:
+    """The capture set a file belongs to: its path with the digit runs taken out, so the files
+    of one rotation (``cap.pcap``, ``cap.pcap1``, ... of ``tcpdump -C``; ``cap-<time>.pcap`` of
+    ``-G``) are one set, decoded in one place and in ``capture_order``."""
+    return _DIGIT_RUNS.sub("", path)
+
+
+_DIGIT_RUNS = re.compile(r"[0-9]+")
 
 
 def decode_group(
@@ -157,82 +153,77 @@ def decode_group(
     *,
     timeout: float = STATE_TIMEOUT,
     max_state_bytes: int = MAX_STATE_BYTES,
+    batch_rows: int = 4096,
 ) -> Iterator[pd.DataFrame]:
-    """One connection's step of a micro-batch (the function ``applyInPandasWithState`` runs):
-    restore its decoder from the snapshot, feed it this micro-batch's segments, emit their rows,
-    keep the new snapshot."""
-    if pd.isna(key[0]):  # error rows of files that could not be read: no connection, no state
-        for frame in frames:
-            errors = zip(frame["file"], frame["error_type"], frame["error"], strict=True)
-            yield _frame([capture_error_row(str(f), str(t), str(m)) for f, t, m in errors])
-        return
+    """One capture set's step of a micro-batch (the function ``applyInPandasWithState`` runs):
+    restore its decoder from the snapshot, decode the set's new files in capture order, emit
+    their rows, keep the new snapshot.
+
+    The files are read here, by the task, straight into the decoder (``lanes.scan``, the
+    single-process reader): only their paths went through the JVM, and no segment is shuffled.
+    """
     rows: list[Row] = []
     table: FlowTable | None = None
-    last_ts = float("-inf")
     if state.exists:
-        blob, last_ts = state.get
+        (blob,) = state.get
         try:
             table = FlowTable.restore(bytes(blob))
         except SnapshotError as exc:  # a checkpoint of another version: start afresh, say so
-            rows.append(_lost_state_row(key, exc))
+            rows.append(_lost_state_row(str(key[0]), exc))
     if table is None:
-        table = FlowTable(decode_as)
-    if state.hasTimedOut:
-        rows += table.finish()
-        state.remove()
-    else:
-        # A group's rows may come in several frames, in no order: sorted together.
-        fresh = [segment for frame in frames for segment in _segments(frame)]
-        fresh.sort(key=_capture_order)
-        add = table.add
-        for segment in fresh:
-            rows += add(segment)
-        if fresh:
-            last_ts = max(last_ts, *(segment.ts for segment in fresh))
+        table = FlowTable.with_limits(decode_as, limits=Limits(idle_timeout=timeout))
+    paths = capture_order({local_path(str(p)) for frame in frames for p in frame["path"]})
+    for path in paths:
+        for found in _file_rows(table, path):
+            rows += found
+            if len(rows) >= batch_rows:
+                yield _frame(rows)
+                rows = []
+    blob = table.snapshot()
+    if len(blob) > max_state_bytes:
+        rows += _evict_oversized(table, max_state_bytes)
         blob = table.snapshot()
-        if len(blob) > max_state_bytes:
-            rows += _evict(table, max_state_bytes)
-            state.remove()
-        else:
-            state.update((blob, last_ts))
-            _finish_later(state, last_ts, timeout)
+    state.update((blob,))
     if rows:
         yield _frame(rows)
 
 
-def _evict(table: FlowTable, max_state_bytes: int) -> list[Row]:
-    """Close a conversation whose snapshot outgrew ``max_state_bytes`` (a single message in
-    flight that large): its ``evicted`` row, and what follows decodes as a capture that starts
-    mid-conversation."""
+def _file_rows(table: FlowTable, path: str) -> Iterator[list[Row]]:
+    """The rows of one capture file fed to ``table`` (its error row if it is not a capture or
+    breaks off), as ``capture.decode_files`` reads each file."""
+    try:
+        with open(path, "rb") as raw:
+            yield from lanes.scan(SegmentReader(path, raw, path, 0), raw, table)
+    except (CaptureFileError, OSError) as exc:
+        yield [capture_error_row(path, type(exc).__name__, file_error(exc, path))]
+
+
+def _evict_oversized(table: FlowTable, max_state_bytes: int) -> list[Row]:
+    """Close each conversation whose own decoding state outgrew ``max_state_bytes`` (a single
+    message in flight that large): its ``evicted`` row, and what follows of it decodes as a
+    capture that starts mid-conversation."""
     rows: list[Row] = []
-    for decoder in table.flows.values():
+    for key, decoder in list(table.flows.items()):
+        if len(checkpoint.dump(decoder)) <= max_state_bytes:
+            continue
         rows += decoder.evict(
             "StateLimit",
             f"closed early: the decoding state of one conversation outgrew "
             f"max_state_bytes={max_state_bytes} bytes (a message in flight that large)",
             "state_limit",
         )
-    table.flows.clear()
-    return rows + table.finish()
+        del table.flows[key]
+    return rows
 
 
-def _lost_state_row(key: tuple[Any, ...], exc: SnapshotError) -> Row:
-    """The row of a conversation whose saved state this version cannot read."""
-    a_addr, a_port, b_addr, b_port = key
+def _lost_state_row(name: str, exc: SnapshotError) -> Row:
+    """The row of a capture set whose saved state this version cannot read."""
     return capture_error_row(
-        f"{a_addr}:{a_port}-{b_addr}:{b_port}",
+        name,
         "SnapshotError",
-        f"decoding state not restored, the conversation goes on as if captured mid-stream: "
-        f"{exc.message}",
+        f"decoding state not restored, the open conversations go on as if captured "
+        f"mid-stream: {exc.message}",
     )
-
-
-def _finish_later(state: GroupState, last_ts: float, timeout: float) -> None:
-    """Capture time, as the batch decoder's idle timeout: the conversation is finished once the
-    watermark (the newest capture time seen, less ``timeout``) passes its last segment by
-    ``timeout``."""
-    due = int((last_ts + timeout) * 1000) if last_ts > float("-inf") else 0
-    state.setTimeoutTimestamp(max(due, state.getCurrentWatermarkMs() + 1))
 
 
 def stream_events(
@@ -268,18 +259,19 @@ def stream_events(
         if max_files_per_trigger:
             reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
         files = reader.load(pattern).select("path")
-        segments = (
-            files.mapInArrow(_read_files, segment_ddl())
-            .withColumn("capture_time", F.timestamp_seconds("ts"))
-            .withWatermark("capture_time", f"{int(timeout * 1000)} milliseconds")
-        )
-        return segments.groupBy(*FLOW_COLUMNS).applyInPandasWithState(
+        capture_sets = files.withColumn("capture_set", _capture_set_column(F))
+        return capture_sets.groupBy("capture_set").applyInPandasWithState(
             step,
             outputStructType=spark_ddl(),
             stateStructType=STATE_DDL,
             outputMode="append",
-            timeoutConf=GroupStateTimeout.EventTimeTimeout,
+            timeoutConf=GroupStateTimeout.NoTimeout,
         )
+
+
+def _capture_set_column(functions: Any) -> Any:
+    """``capture_set`` of the ``path`` column, computed by the JVM (no Python step for it)."""
+    return functions.regexp_replace(functions.col("path"), _DIGIT_RUNS.pattern, "")
 
 
 def start_stream(
@@ -308,3 +300,80 @@ def start_stream(
         .trigger(processingTime=f"{trigger_seconds} seconds")
         .start()
     )
+
+
+STOP_GRACE = 60.0
+"""Seconds a stop request waits for the running micro-batch to commit before abandoning it."""
+
+
+def batch_line(progress: Mapping[str, Any]) -> str:
+    """One micro-batch's progress (``StreamingQuery.lastProgress``) as a line: new files, rows
+    written, its duration, and what took the time."""
+    files = sum(int(source.get("numInputRows") or 0) for source in progress.get("sources", ()))
+    rows = (progress.get("sink") or {}).get("numOutputRows", -1)
+    durations = progress.get("durationMs") or {}
+    total = durations.get("triggerExecution", 0) / 1000
+    parts = ", ".join(
+        f"{name} {ms / 1000:.2f}"
+        for name, ms in sorted(durations.items(), key=lambda item: -item[1])
+        if name != "triggerExecution" and ms >= 50
+    )
+    shown = "" if rows is None or rows < 0 else f", {rows} rows"
+    return (
+        f"batch {progress.get('batchId')}: {files} file{'' if files == 1 else 's'}{shown} in "
+        f"{total:.2f} s" + (f" ({parts})" if parts else "")
+    )
+
+
+def run_until_stopped(
+    query: StreamingQuery, out: IO[str], *, quiet: bool = False, poll: float = 0.2
+) -> int:
+    """Wait for ``query`` with a line per committed micro-batch on ``out``; on SIGINT or SIGTERM
+    let the running micro-batch finish (at most ``STOP_GRACE`` seconds; a second signal
+    abandons it), stop, and say so in one line. Returns the exit status.
+
+    The waiting is a poll, not ``awaitTermination``: a signal that lands inside a Py4J call
+    breaks the call and prints a traceback from the gateway; here it only sets a flag."""
+    stops: list[int] = []
+
+    def on_signal(number: int, _frame: object) -> None:
+        stops.append(number)
+
+    previous = {n: signal.signal(n, on_signal) for n in (signal.SIGINT, signal.SIGTERM)}
+    last_batch = -1
+    try:
+        while query.isActive and not stops:
+            time.sleep(poll)
+            last_batch = _report(query, last_batch, out, quiet)
+        if stops:
+            deadline = time.monotonic() + STOP_GRACE
+            print("stopping: the running micro-batch is finished first (again to abandon it)",
+                  file=out, flush=True)  # fmt: skip
+            while (
+                len(stops) < 2 and time.monotonic() < deadline and query.status["isTriggerActive"]
+            ):
+                time.sleep(poll)
+            abandoned = bool(query.status["isTriggerActive"])
+            query.stop()
+            last_batch = _report(query, last_batch, out, quiet)
+            what = "the running micro-batch abandoned" if abandoned else "nothing left running"
+            print(f"stopped after batch {last_batch} ({what}; restart with the same "
+                  "checkpoint to go on)", file=out, flush=True)  # fmt: skip
+            return 0
+        error = query.exception()
+        if error is not None:
+            print(f"the streaming query failed: {str(error).splitlines()[0]}", file=out)
+            return 1
+        return 0
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _report(query: StreamingQuery, last_batch: int, out: IO[str], quiet: bool) -> int:
+    progress = query.lastProgress
+    if not progress or progress.get("batchId", -1) <= last_batch:
+        return last_batch
+    if not quiet:
+        print(batch_line(progress), file=out, flush=True)
+    return int(progress["batchId"])

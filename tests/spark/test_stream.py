@@ -140,8 +140,6 @@ class FakeState:
 
     def __init__(self) -> None:
         self.value: tuple[Any, ...] | None = None
-        self.hasTimedOut = False
-        self.timeout_ms: int | None = None
 
     @property
     def exists(self) -> bool:
@@ -155,96 +153,108 @@ class FakeState:
     def update(self, value: tuple[Any, ...]) -> None:
         self.value = value
 
-    def remove(self) -> None:
-        self.value = None
 
-    def setTimeoutTimestamp(self, ms: int) -> None:
-        self.timeout_ms = ms
-
-    def getCurrentWatermarkMs(self) -> int:
-        return 0
-
-
-def _one_flow() -> tuple[tuple[Any, ...], list[capture.Segment]]:
-    segments = list(capture.read_segments(str(ROOT / "examples/captures/s3p.pcap"), 0))
-    key = capture.flow_key(segments[0])
-    return key, [s for s in segments if capture.flow_key(s) == key]
-
-
-def _frames(segments: list[capture.Segment]) -> Any:
-    from s3p_codec.spark.segments import _batch
-
-    return iter([_batch(segments).to_pandas()])
-
-
-def _run(key: tuple[Any, ...], frames: Any, state: FakeState, **options: Any) -> list[str]:
+def _run(paths: Sequence[Path], state: FakeState, **options: Any) -> list[str]:
+    """One micro-batch of ``decode_group`` over ``paths`` (given in any order)."""
+    import pandas as pd
     import pyarrow as pa
 
     from s3p_codec.spark.stream import decode_group
 
-    out = list(decode_group(key, frames, state, {}, **options))  # type: ignore[arg-type]
+    frames = iter([pd.DataFrame({"path": [f"file://{p}" for p in paths]})])
+    out = list(decode_group(("set",), frames, state, {}, **options))  # type: ignore[arg-type]
     schema = capture.arrow_schema()
     tables = [pa.Table.from_pandas(f, schema=schema, preserve_index=False) for f in out]
     return [repr(r) for table in tables for r in table.to_pylist()]
 
 
-def test_a_conversation_split_over_micro_batches_gives_the_rows_of_one_pass() -> None:
-    key, segments = _one_flow()
-    half = len(segments) // 2
-    state = FakeState()
-    rows = _run(key, _frames(segments[:half]), state, timeout=60.0)
-    assert state.exists
-    assert state.timeout_ms == int((segments[half - 1].ts + 60.0) * 1000)
-    rows += _run(key, _frames(segments[half:]), state, timeout=60.0)
-    blob, last_ts = state.get  # closed (FIN both ways): only its key is kept, for strays
-    table = capture.FlowTable.restore(blob)
-    assert not table.flows
-    assert table.closed_at(key) is not None
-    assert last_ts == segments[-1].ts
-    state.hasTimedOut = True  # the watermark passed: finished, state dropped
-    rows += _run(key, iter([]), state, timeout=60.0)
-    assert not state.exists
-    whole = rows_to_batch(capture.decode_flow(segments)).to_pylist()
-    assert sorted(rows) == sorted(map(repr, whole))
-
-
-def test_a_conversation_over_max_state_bytes_is_closed_with_a_row_that_says_so() -> None:
-    key, segments = _one_flow()
-    state = FakeState()
-    rows = _run(key, _frames(segments[:6]), state, max_state_bytes=10)  # open: no FIN yet
-    assert not state.exists
-    assert any("StateLimit" in row and "state_limit" in row for row in rows)
-
-
-def test_a_conversation_far_longer_than_max_state_bytes_is_carried_whole() -> None:
-    # 2,000 appends of 1 KiB over 40 micro-batches, with 64 KiB of state allowed: each batch
-    # resumes from the snapshot, decodes only its own segments, and nothing is cut.
-    from tests.capture.test_checkpoint import _s3p_conversation
-
-    segments = _s3p_conversation(2000, b"z" * 1024)
-    key = capture.flow_key(segments[0])
+def test_a_capture_set_split_over_micro_batches_gives_the_rows_of_one_pass(
+    tmp_path: Path,
+) -> None:
+    files = rotated_set(tmp_path)  # four conversations, each across several files
     state = FakeState()
     rows: list[str] = []
-    per = len(segments) // 40 + 1
-    for start in range(0, len(segments), per):
-        rows += _run(key, _frames(segments[start : start + per]), state,
-                     max_state_bytes=64 * 1024)  # fmt: skip
+    for start in range(0, len(files), 2):
+        rows += _run(list(reversed(files[start : start + 2])), state)  # any order within one
         assert state.exists
-        assert len(state.get[0]) < 64 * 1024
-    state.hasTimedOut = True
-    rows += _run(key, iter([]), state)
-    assert not any("StateLimit" in row for row in rows)
-    whole = rows_to_batch(capture.decode_flow(segments)).to_pylist()
-    assert sorted(rows) == sorted(map(repr, whole))
+    assert sorted(rows) == batch_rows(files)
+    table = capture.FlowTable.restore(state.get[0])
+    assert not table.flows  # all closed (FIN both ways): only their keys, for strays
 
 
-def test_a_snapshot_this_version_cannot_read_gives_a_row_and_decoding_goes_on() -> None:
-    key, segments = _one_flow()
+def test_a_conversation_far_longer_than_max_state_bytes_is_carried_whole(tmp_path: Path) -> None:
+    # 3,000 appends of 1 KiB over 30 files and micro-batches, with 64 KiB of state allowed:
+    # each batch resumes from the snapshot, decodes only its own file, and nothing is cut.
+    from tests.spark._pcaps import conversation, s3p_exchanges, write_rotated
+
+    packets = conversation(("10.0.0.1", 40000), ("10.0.0.2", 7500),
+                           s3p_exchanges(b"long", 3000))  # fmt: skip
+    files = write_rotated(tmp_path, "cap.pcap", packets, len(packets) // 30 + 1)
     state = FakeState()
-    state.value = (b"S3PK\x00old", 1.0)  # format 0: an earlier version's checkpoint
-    rows = _run(key, _frames(segments), state)
+    rows: list[str] = []
+    for path in files:
+        rows += _run([path], state, max_state_bytes=64 * 1024)
+        assert len(state.get[0]) < 64 * 1024
+    assert not any("StateLimit" in row for row in rows)
+    assert sorted(rows) == batch_rows(files)
+
+
+def test_a_conversation_over_max_state_bytes_is_closed_with_a_row_that_says_so(
+    tmp_path: Path,
+) -> None:
+    # The first file ends inside one 300 KB append: that message in flight is the state.
+    from s3p_codec import Role, s3p
+    from tests.spark._pcaps import conversation, write_pcap
+
+    wire = s3p.Connection(Role.CLIENT).send(s3p.Append(b"big", (b"b" * 300_000,)))
+    pieces = [("c", wire[at : at + 1460]) for at in range(0, len(wire), 1460)]
+    packets = conversation(("10.0.0.1", 40000), ("10.0.0.2", 7500), pieces)
+    first = write_pcap(tmp_path / "cap.pcap", packets[:150])  # about 215 KB of it
+    state = FakeState()
+    rows = _run([first], state, max_state_bytes=100_000)
+    assert any("StateLimit" in row and "state_limit" in row for row in rows)
+    assert not capture.FlowTable.restore(state.get[0]).flows
+
+
+def test_a_snapshot_this_version_cannot_read_gives_a_row_and_decoding_goes_on(
+    tmp_path: Path,
+) -> None:
+    files = rotated_set(tmp_path)
+    state = FakeState()
+    state.value = (b"S3PK\x00old",)  # format 0: an earlier version's checkpoint
+    rows = _run(files, state)
     assert any("SnapshotError" in row and "not restored" in row for row in rows)
     assert any("'kind': 'event'" in row for row in rows)
+
+
+def test_a_file_that_is_not_a_capture_gives_its_error_row_and_the_set_goes_on(
+    tmp_path: Path,
+) -> None:
+    files = rotated_set(tmp_path)
+    broken = tmp_path / f"cap.pcap{len(files)}"
+    broken.write_bytes(b"not a capture at all")
+    state = FakeState()
+    rows = _run([*files, broken], state)
+    assert sorted(rows) == batch_rows([*files, broken])
+    assert any("capture_error" in row for row in rows)
+
+
+def test_capture_sets_are_named_by_the_rotation() -> None:
+    from s3p_codec.spark.stream import capture_set
+
+    assert capture_set("/d/cap.pcap") == capture_set("/d/cap.pcap12") == "/d/cap.pcap"
+    assert capture_set("/d/cap-1700000000.pcap") == capture_set("/d/cap-1700000060.pcap")
+    assert capture_set("/d/a.pcap") != capture_set("/d/b.pcap")
+
+
+def test_a_batch_line_says_files_rows_and_time() -> None:
+    from s3p_codec.spark.stream import batch_line
+
+    progress = {"batchId": 3, "sources": [{"numInputRows": 2}], "sink": {"numOutputRows": 40},
+                "durationMs": {"triggerExecution": 1250, "addBatch": 1100, "walCommit": 60,
+                               "getBatch": 3}}  # fmt: skip
+    line = "batch 3: 2 files, 40 rows in 1.25 s (addBatch 1.10, walCommit 0.06)"
+    assert batch_line(progress) == line
 
 
 def test_committed_files_reads_the_sink_log_compactions_included(tmp_path: Path) -> None:
@@ -260,16 +270,3 @@ def test_committed_files_reads_the_sink_log_compactions_included(tmp_path: Path)
     (tmp_path / "orphan.parquet").write_bytes(b"")  # of a batch that never committed
     names = [Path(p).name for p in committed_files(tmp_path)]
     assert names == ["a.parquet", "b.parquet", "c.parquet"]
-
-
-def test_the_frames_of_one_micro_batch_are_decoded_in_capture_order_whatever_their_order() -> None:
-    """Spark hands a group's rows over in several frames, in no particular order."""
-    from s3p_codec.spark.segments import _batch
-
-    key, segments = _one_flow()
-    half = len(segments) // 2
-    frames = iter([_batch(segments[half:]).to_pandas(), _batch(segments[:half]).to_pandas()])
-    state = FakeState()
-    rows = _run(key, frames, state)
-    whole = rows_to_batch(capture.decode_flow(segments)).to_pylist()
-    assert sorted(rows) == sorted(map(repr, whole))
