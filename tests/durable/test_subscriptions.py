@@ -200,7 +200,7 @@ def test_too_many_streams_in_one_request_is_refused_before_typing_them() -> None
 
 def test_user_events_breaking_a_rule_are_refused_before_any_byte() -> None:
     client = durable.Connection(Role.CLIENT)
-    bad = [
+    bad: list[durable.Request] = [
         durable.PutSubscription(
             ROOT, "s", durable.SubscriptionConfig(durable.SubscriptionType.WEBHOOK, pattern="a/*")
         ),
