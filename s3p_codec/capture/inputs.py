@@ -1,4 +1,5 @@
-"""What the command line's capture arguments name: files, directories and glob patterns.
+"""What the command line's capture arguments name: files, directories and glob patterns,
+or URLs of objects (``s3://bucket/prefix/``, ``s3://bucket/cap-*.pcap*``, ``file://...``).
 
 A directory stands for the capture files directly in it (files that start like a pcap, pcapng
 or gzip file; anything else beside them is passed over), a pattern (``'cap-*.pcap*'``, quoted so the
@@ -12,6 +13,7 @@ import glob
 import os
 from collections.abc import Iterable
 
+from s3p_codec.capture._remote import expand_url, is_remote, local_path
 from s3p_codec.capture.pcap import capture_order
 
 __all__ = ["expand_inputs", "unreadable_reason"]
@@ -21,7 +23,11 @@ def expand_inputs(patterns: Iterable[str]) -> list[str]:
     """Files named by ``patterns`` in capture order (``cap2`` before ``cap10``), no duplicates;
     names that match nothing stay, for ``decode_files`` to report."""
     found: list[str] = []
-    for pattern in patterns:
+    for name in patterns:
+        if is_remote(name):
+            found.extend(expand_url(name))
+            continue
+        pattern = local_path(name)
         if os.path.isdir(pattern):
             inside = sorted(glob.glob(os.path.join(glob.escape(pattern), "*")))
             files = [p for p in inside if os.path.isfile(p) and _looks_like_capture(p)]
@@ -53,7 +59,9 @@ def _looks_like_capture(path: str) -> bool:
 
 def unreadable_reason(path: str) -> str | None:
     """Why ``path`` cannot be opened as a file (None if it can): said before decoding, as tshark
-    says ``The file "x" doesn't exist.``"""
+    says ``The file "x" doesn't exist.``; None for a URL, whose store's own words are said."""
+    if is_remote(path):
+        return None
     if glob.has_magic(path) and not os.path.exists(path):
         return "no file matches this pattern"
     if not os.path.exists(path):

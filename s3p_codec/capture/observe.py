@@ -29,6 +29,7 @@ import attrs
 import s3p_codec
 from s3p_codec._core import Direction, Observed, ObservedError, ObservedGap, Observer, checkpoint
 from s3p_codec.capture import lanes
+from s3p_codec.capture._remote import input_size, open_input
 from s3p_codec.capture.describe import describe_event, plain, short_repr, shorten
 from s3p_codec.capture.detect import DEFAULT_PORTS, SNIFF_LIMIT, sniff
 from s3p_codec.capture.pcap import (
@@ -1072,7 +1073,7 @@ def decode_files(
             reader: SegmentReader | None = None
             error: Exception | None = None
             try:
-                with open(path, "rb") as raw:
+                with open_input(path) as raw:
                     reader = SegmentReader(path, raw, path, index)
                     for rows in lanes.scan(reader, raw, table):
                         if rows:
@@ -1156,11 +1157,7 @@ def _progress_bar(progress: bool | None, total: int) -> Any:
 
 
 def _size(path: str) -> int:
-    try:
-        with open(path, "rb") as f:
-            return f.seek(0, 2)
-    except OSError:
-        return 0
+    return input_size(path)
 
 
 def _capture_error_row(path: str, exc: Exception) -> Row:

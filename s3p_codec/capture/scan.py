@@ -24,6 +24,7 @@ import struct
 from collections.abc import Iterator
 from typing import IO
 
+from s3p_codec.capture._remote import open_input
 from s3p_codec.capture.pcap import (
     _ADDRESSES,
     _MIN_SANE_CAPLEN,
@@ -97,7 +98,7 @@ class SegmentReader:
         if self.stream is not None:
             yield from self._segments(self.stream)
             return
-        with open(self.path, "rb") as raw:
+        with open_input(self.path) as raw:
             yield from self._segments(raw)
 
     def _segments(self, raw: IO[bytes]) -> Iterator[Segment]:
