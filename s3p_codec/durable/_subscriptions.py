@@ -17,6 +17,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
+from http import HTTPStatus
 from typing import NoReturn
 from urllib.parse import unquote, urlsplit
 
@@ -60,6 +61,7 @@ from s3p_codec.durable.offsets import offset_error
 
 __all__ = [
     "ANSWERS",
+    "InvalidAnswer",
     "JWKS_CONTENT_TYPE",
     "RESERVED_SEGMENT",
     "WakeEvent",
@@ -90,6 +92,10 @@ _JSON = "application/json"
 _MAX_INT = (1 << 53) - 1
 _MAX_TEXT = 4096  # ids, worker names, tokens, URLs, patterns: bounded before any use
 _ACTIONS = ("callback", "claim", "ack", "release")
+
+
+class InvalidAnswer(Exception):
+    """A success answer whose body breaks the protocol (the caller raises its typed error)."""
 
 
 class _Bad(Exception):
@@ -629,7 +635,7 @@ def validate_subscription_response(
         if not isinstance(event, ANSWERS[type(request)]):
             raise LocalProtocolError(
                 f"{type(event).__name__} cannot answer {type(request).__name__}",
-                code=500,
+                code=HTTPStatus.INTERNAL_SERVER_ERROR,
                 fatal=False,
             )
         if (
@@ -637,15 +643,21 @@ def validate_subscription_response(
             and event.created
             and not isinstance(request, PutSubscription)
         ):
-            raise LocalProtocolError("only a PUT creates", code=500, fatal=False)
+            raise LocalProtocolError(
+                "only a PUT creates", code=HTTPStatus.INTERNAL_SERVER_ERROR, fatal=False
+            )
     try:
         _status, _headers, body = response_parts(event)
         reparsed = _parse_success(request, event, body) if request is not None else None
     except _Bad as exc:
-        raise LocalProtocolError(exc.error.message, code=500, fatal=False) from None
+        raise LocalProtocolError(
+            exc.error.message, code=HTTPStatus.INTERNAL_SERVER_ERROR, fatal=False
+        ) from None
     if reparsed is not None and reparsed != event:
         raise LocalProtocolError(
-            "the response does not survive its encoding", code=500, fatal=False
+            "the response does not survive its encoding",
+            code=HTTPStatus.INTERNAL_SERVER_ERROR,
+            fatal=False,
         )
 
 
@@ -739,16 +751,14 @@ def parse_subscription_response(
     """The typed answer to a control request; None for an error status whose body is not the
     JSON error object (a plain HTTP error: the caller types it as an ``ErrorResponse``).
 
-    Raises a non-fatal ``RemoteProtocolError`` when a success body breaks the protocol.
+    Raises ``InvalidAnswer`` when a success body breaks the protocol.
     """
     if 200 <= status < 300:
         try:
             return _parse_answer(request, status, body, max_streams)
         except _Bad as exc:
-            raise RemoteProtocolError(
-                f"invalid answer to {type(request).__name__}: {exc.error.message}",
-                code="invalid_response",
-                fatal=False,
+            raise InvalidAnswer(
+                f"invalid answer to {type(request).__name__}: {exc.error.message}"
             ) from None
     if content_type is None or content_type.split(";")[0].strip().lower() != _JSON:
         return None

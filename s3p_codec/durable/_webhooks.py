@@ -17,6 +17,7 @@ import base64
 import hashlib
 import json
 import re
+from http import HTTPStatus
 from typing import TYPE_CHECKING
 
 import attrs
@@ -70,14 +71,14 @@ class WebhookSignature:
         if match is None:
             raise RemoteProtocolError(
                 "Webhook-Signature must be t=<seconds>,kid=<id>,ed25519=<base64url>",
-                code=400,
+                code=HTTPStatus.BAD_REQUEST,
                 fatal=False,
             )
         raw = _unb64url(match.group(3))
         if len(raw) != 64 or _b64url(raw) != match.group(3):
             raise RemoteProtocolError(
                 "Webhook-Signature: an Ed25519 signature is 64 bytes, unpadded base64url",
-                code=400,
+                code=HTTPStatus.BAD_REQUEST,
                 fatal=False,
             )
         return cls(int(match.group(1)), match.group(2), raw)
@@ -127,7 +128,9 @@ def verify_webhook(
     signature = WebhookSignature.parse(header)
 
     def refuse(why: str) -> RemoteProtocolError:
-        return RemoteProtocolError(f"webhook signature refused: {why}", code=401, fatal=False)
+        return RemoteProtocolError(
+            f"webhook signature refused: {why}", code=HTTPStatus.UNAUTHORIZED, fatal=False
+        )
 
     if abs(now - signature.timestamp) > window:
         raise refuse("timestamp outside the replay window")

@@ -403,13 +403,16 @@ def parse_response(
     """The typed event of a complete (non-SSE) response to ``request``."""
     headers = ResponseHeaders(raw)
     if _is_control(request):
-        answer = S.parse_subscription_response(
-            request,  # type: ignore[arg-type]
-            status,
-            headers.get(H.CONTENT_TYPE),
-            body,
-            max_streams,
-        )
+        try:
+            answer = S.parse_subscription_response(
+                request,  # type: ignore[arg-type]
+                status,
+                headers.get(H.CONTENT_TYPE),
+                body,
+                max_streams,
+            )
+        except S.InvalidAnswer as exc:
+            raise _invalid(str(exc)) from None
         return parse_error(status, raw, body) if answer is None else answer
     if 200 <= status < 300:
         if isinstance(request, WebhookDelivery):
