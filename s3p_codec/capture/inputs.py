@@ -13,10 +13,28 @@ import glob
 import os
 from collections.abc import Iterable
 
-from s3p_codec.capture._remote import expand_url, is_remote, local_path
+from s3p_codec.capture._remote import (
+    RemoteInputError,
+    expand_url,
+    input_size,
+    is_remote,
+    is_url,
+    local_path,
+    open_input,
+)
 from s3p_codec.capture.pcap import capture_order
 
-__all__ = ["expand_inputs", "unreadable_reason"]
+__all__ = [
+    "RemoteInputError",
+    "expand_inputs",
+    "expand_url",
+    "input_size",
+    "is_remote",
+    "is_url",
+    "local_path",
+    "open_input",
+    "unreadable_reason",
+]
 
 
 def expand_inputs(patterns: Iterable[str]) -> list[str]:

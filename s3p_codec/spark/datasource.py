@@ -44,6 +44,7 @@ from s3p_codec.capture import (
     flow_key,
     read_segments,
 )
+from s3p_codec.capture.inputs import expand_url, is_remote, local_path
 from s3p_codec.spark.flows import capture_error_row, parse_options, rows_to_batch, spark_ddl
 from s3p_codec.spark.segments import file_segments, segment_ddl
 
@@ -74,7 +75,11 @@ def expand_paths(patterns: Sequence[str]) -> list[str]:
     error in the output (as the single-process decoder does) instead of failing the job.
     """
     found: list[str] = []
-    for pattern in patterns:
+    for name in patterns:
+        if is_remote(name):
+            found.extend(expand_url(name))  # each executor reads its own objects
+            continue
+        pattern = local_path(name)
         if os.path.isdir(pattern):
             found.extend(
                 p for p in sorted(glob.glob(os.path.join(pattern, "*"))) if os.path.isfile(p)
@@ -118,7 +123,12 @@ class _Bucket(InputPartition):
 
 def _files(options: Mapping[str, str]) -> list[tuple[str, str]]:
     """(path to open, name to show) of every input file, in capture order."""
-    return [(os.path.abspath(name), name) for name in _paths(options)]
+    return [(open_path(name), name) for name in _paths(options)]
+
+
+def open_path(name: str) -> str:
+    """What a worker opens for ``name``: a URL as it is, a path made absolute."""
+    return name if is_remote(name) else os.path.abspath(name)
 
 
 class _SegmentsReader(DataSourceReader):

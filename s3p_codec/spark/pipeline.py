@@ -26,7 +26,6 @@ driver.
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -36,7 +35,7 @@ from pyspark.sql import functions as F
 
 from s3p_codec.capture import format_summary
 from s3p_codec.spark.chunks import chunk_ddl, file_chunks
-from s3p_codec.spark.datasource import SEGMENTS_FORMAT, expand_paths
+from s3p_codec.spark.datasource import SEGMENTS_FORMAT, expand_paths, open_path
 from s3p_codec.spark.flows import decode_chunks, spark_ddl
 from s3p_codec.spark.segments import FLOW_COLUMNS
 
@@ -73,7 +72,7 @@ def _files_in_tasks(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     batches.
     """
     names = expand_paths(paths)
-    files = [(os.path.abspath(name), name) for name in names]
+    files = [(open_path(name), name) for name in names]
 
     def read_files(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:

@@ -1,0 +1,58 @@
+"""``s3p-codec spark stats/decode`` on ``s3://`` inputs from a real S3-compatible server on
+127.0.0.1: the same rows as from the local files, and a missing object is an error row while
+the job goes on. Run as a child process: Spark's Python workers take the AWS environment of
+the JVM, which must have it from its start (as on a cluster, where it is set per executor)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from s3p_codec import capture
+from tests.s3_support import child_environment, s3, s3_server, upload
+from tests.spark.captures import rotated_set
+
+__all__ = ["s3", "s3_server"]  # fixtures used by the tests below
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.network]
+
+
+def _spark(endpoint: str, tmp: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "s3p_codec", "spark", *argv, "--master", "local[2]"],
+        env=child_environment(endpoint, tmp), capture_output=True, text=True, timeout=280,
+        check=False,
+    )  # fmt: skip
+
+
+def test_spark_stats_and_decode_of_an_s3_glob_equal_the_local_rows(
+    s3: Any, s3_server: str, tmp_path: Path
+) -> None:
+    import pyarrow.parquet as pq
+
+    local = [str(p) for p in rotated_set(tmp_path, per_file=5)]
+    upload(s3, [Path(p) for p in local], "caps", "day1/")
+    stats = _spark(s3_server, tmp_path, "stats", "s3://caps/day1/cap.pcap*", "--format", "json")
+    assert stats.returncode == 0, stats.stderr
+    expected = capture.summarize(capture.decode_files(local))
+    assert json.loads(stats.stdout) == json.loads(json.dumps(expected))
+
+    out = tmp_path / "events.parquet"
+    missing = "s3://caps/day1/missing.pcap"
+    done = _spark(s3_server, tmp_path, "decode", "s3://caps/day1/", missing, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    rows = pq.read_table(out).to_pylist()
+    errors = [r for r in rows if r["file"] == missing]
+    assert len(errors) == 1
+    assert "no such object" in repr(errors[0])
+    got = sorted(repr(tuple(r.values())) for r in rows if r["file"] != missing)
+    prefix = str(tmp_path) + "/"
+    want = sorted(
+        repr(r.as_tuple()).replace(prefix, "s3://caps/day1/") for r in capture.decode_files(local)
+    )
+    assert got == want
