@@ -58,6 +58,7 @@ import pandas as pd
 
 from s3p_codec._core import SnapshotError, checkpoint
 from s3p_codec.capture import CaptureFileError, Limits, Row, capture_error_row, capture_order, lanes
+from s3p_codec.capture.inputs import open_input
 from s3p_codec.capture.observe import FlowTable
 from s3p_codec.capture.scan import SegmentReader
 from s3p_codec.spark.flows import rows_to_batch, spark_ddl
@@ -190,9 +191,10 @@ def decode_group(
 
 def _file_rows(table: FlowTable, path: str) -> Iterator[list[Row]]:
     """The rows of one capture file fed to ``table`` (its error row if it is not a capture or
-    breaks off), as ``capture.decode_files`` reads each file."""
+    breaks off), as ``capture.decode_files`` reads each file; a URL the file source listed
+    (``s3a://...``) is read in ranged reads through the filesystem layer."""
     try:
-        with open(path, "rb") as raw:
+        with open_input(path) as raw:
             yield from lanes.scan(SegmentReader(path, raw, path, 0), raw, table)
     except (CaptureFileError, OSError) as exc:
         yield [capture_error_row(path, type(exc).__name__, file_error(exc, path))]
