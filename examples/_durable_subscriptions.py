@@ -450,7 +450,7 @@ class Subscriptions:
                 # that append for wake purposes."
                 self._link(record, rel, durable.LinkType.GLOB, ZERO)
             if rel in record.links:
-                if record.status is durable.SubscriptionStatus.FAILED and record.retry is None:
+                if record.attempts >= self.limits.max_delivery_attempts:
                     record.attempts = 0  # delivery had given up: a new write starts over
                 self._wake_if_pending(record)
 
@@ -473,6 +473,8 @@ class Subscriptions:
     def _wake_if_pending(self, record: _Record) -> bool:
         if record.wake_id is not None or record.holder is not None:
             return False
+        if record.attempts >= self.limits.max_delivery_attempts:
+            return False  # delivery gave up: the next write to a linked stream starts over
         if self._pending(record) is None:
             return False
         self._new_wake(record)
@@ -598,6 +600,7 @@ class Subscriptions:
         record.attempts += 1
         if record.attempts >= self.limits.max_delivery_attempts:
             record.next_attempt_at = None
+            self._clear_wake(record)
             return  # given up until the next write
         base = min(
             self.limits.retry_base_delay * 2 ** (record.attempts - 1), self.limits.retry_max_delay

@@ -408,6 +408,19 @@ def validate_subscription_request(event: SubscriptionRequest, max_streams: int) 
     """``LocalProtocolError`` (code: the status a server would answer) if ``event`` breaks a
     rule; the same checks as the server's parser, run on the JSON the event would send."""
     try:
+        _check_event(event, max_streams)
+    except (AttributeError, TypeError, ValueError) as exc:  # fields of the wrong types
+        raise LocalProtocolError(
+            f"malformed {type(event).__name__}: {exc}",
+            code=HTTPStatus.BAD_REQUEST,
+            fatal=False,
+        ) from None
+
+
+def _check_event(event: SubscriptionRequest, max_streams: int) -> None:
+    try:
+        if not isinstance(event.root, str):
+            _bad("root must be a string")
         if not event.root.startswith("/") or not event.root.endswith("/"):
             _bad("root must start and end with '/'")
         for char in event.root:

@@ -3,6 +3,10 @@ webhook URL safety and ``Webhook-Signature``."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+
+import attrs
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given
@@ -356,3 +360,73 @@ def test_a_post_with_a_webhook_signature_is_a_delivery_never_an_append() -> None
     )
     error = _refusal(wire)  # not a notification: refused, not appended
     assert error.code == 400
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+_KEYS = ["type", "pattern", "streams", "webhook", "wake_stream", "lease_ttl_ms", "description",
+         "wake_id", "generation", "acks", "done", "worker"]  # fmt: skip
+
+
+@given(
+    st.sampled_from(
+        [
+            b"PUT /v1/stream/__ds/subscriptions/s",
+            b"POST /v1/stream/__ds/subscriptions/s/streams",
+            b"POST /v1/stream/__ds/subscriptions/s/callback",
+            b"POST /v1/stream/__ds/subscriptions/s/claim",
+            b"POST /v1/stream/__ds/subscriptions/s/ack",
+            b"POST /v1/stream/__ds/subscriptions/s/release",
+            b"POST /hook",
+        ]
+    ),
+    st.one_of(
+        st.binary(max_size=64),
+        st.dictionaries(st.sampled_from(_KEYS), _JSON, max_size=6).map(
+            lambda d: json.dumps(d).encode()
+        ),
+    ),
+    st.booleans(),
+)
+def test_any_body_on_a_control_route_is_typed_or_a_typed_refusal(
+    line: bytes, body: bytes, signed: bool
+) -> None:
+    extra = b"authorization: Bearer t\r\n"
+    if signed:
+        extra += b"webhook-signature: t=1,kid=k,ed25519=" + b"A" * 86 + b"\r\n"
+    conn = durable.Connection(Role.SERVER)
+    conn.receive_data(
+        line + b" HTTP/1.1\r\nhost: a\r\ncontent-type: application/json\r\n" + extra
+        + b"content-length: %d\r\n\r\n%s" % (len(body), body)
+    )  # fmt: skip
+    outcome: object
+    try:
+        outcome = conn.next_event()
+    except RemoteProtocolError as exc:
+        outcome = exc
+    if isinstance(outcome, RemoteProtocolError):
+        assert not outcome.fatal
+        reply = outcome.reply
+        assert isinstance(reply, durable.SubscriptionError | durable.ErrorResponse)
+        conn.send(reply)
+    else:
+        assert isinstance(
+            outcome, durable.SubscriptionRequest | durable.WebhookDelivery | durable.Append
+        )
+
+
+@given(cases.subscription_requests(), st.sampled_from(["root", "id", "token", "worker"]), _JSON)
+def test_a_user_event_with_fields_of_the_wrong_type_is_a_local_error(
+    request: durable.SubscriptionRequest, field: str, value: object
+) -> None:
+    if not hasattr(request, field):
+        return
+    broken = attrs.evolve(request, **{field: value})  # type: ignore[misc]
+    client = durable.Connection(Role.CLIENT, host="a")
+    with contextlib.suppress(LocalProtocolError):  # anything else escaping fails the test
+        client.send(broken)
