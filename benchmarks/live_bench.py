@@ -22,7 +22,9 @@ open conversations every ten minutes of capture time.
 the generated capture is split into a rotated set; moved into the watched directory all at
 once, the query's MB/s on one core (next to the single-process decoder on the same files); then,
 in a fresh query, one file at a time, the delay from a file appearing to its first rows being in
-a committed Parquet file (target: under two trigger intervals).
+a committed Parquet file (target: trigger + 0.5 s) and the cost of such a micro-batch; last, one
+long S3P conversation (48 MB) over 12 files, one per micro-batch: the mean cost of the last
+third of the batches against the first third (flat: the conversation resumes from its snapshot).
 
 ``limits`` runs each attack in a child process and prints its wall time and peak RSS growth;
 ``--code DIR`` imports ``s3p_codec`` from DIR instead (an older checkout, for before/after).
@@ -380,7 +382,9 @@ def _committed_rows(out: Path, seen: dict[str, float]) -> int:
     return rows
 
 
-def _stream_query(tmp: Path, tag: str, trigger: float) -> tuple[Any, Path, Path]:
+def _stream_query(
+    tmp: Path, tag: str, trigger: float, max_files: int | None = None
+) -> tuple[Any, Path, Path]:
     from s3p_codec.spark import spark_session, start_stream
 
     spark = spark_session("local[1]")
@@ -388,7 +392,7 @@ def _stream_query(tmp: Path, tag: str, trigger: float) -> tuple[Any, Path, Path]
     watch, out = tmp / f"watch-{tag}", tmp / f"out-{tag}"
     watch.mkdir()
     query = start_stream(spark, str(watch / "cap.pcap*"), str(out), str(tmp / f"ckpt-{tag}"),
-                         trigger_seconds=trigger)  # fmt: skip
+                         trigger_seconds=trigger, max_files_per_trigger=max_files)  # fmt: skip
     while not query.recentProgress:  # the first (empty) micro-batch: the JVM is warm
         time.sleep(0.2)
     return query, watch, out
@@ -445,11 +449,79 @@ def run_stream(mb: int, files: int, trigger: float) -> None:
         while len(seen) < len(appeared) and time.perf_counter() < end:
             time.sleep(0.05)
             _committed_rows(out, seen)
+        batches = _batch_seconds(query)
         query.stop()
         delays = [seen[f] - t for f, t in appeared.items() if f in seen]
         print(f"delay       : file appears -> first rows committed: p50 {_pct(delays, 50):.2f} s, "
               f"max {max(delays):.2f} s, trigger {trigger:g} s "
               f"({len(delays)}/{len(appeared)} files seen)")  # fmt: skip
+        print(f"batch cost  : one {size / files / 1e6:.1f} MB file per micro-batch: p50 "
+              f"{_pct(batches, 50):.2f} s, max {max(batches):.2f} s (triggerExecution)")
+        run_long_conversation(tmp, trigger)
+
+
+def _batch_seconds(query: Any) -> list[float]:
+    """Seconds of each micro-batch that read files (Spark's ``triggerExecution``)."""
+    return [
+        p["durationMs"]["triggerExecution"] / 1000
+        for p in query.recentProgress
+        if sum(s.get("numInputRows") or 0 for s in p["sources"])
+    ]
+
+
+def _long_conversation(path: Path, appends: int, record: int) -> int:
+    """One S3P connection: ``appends`` appends of ``record`` bytes, each answered."""
+    from s3p_codec import Role, s3p
+
+    client, server = s3p.Connection(Role.CLIENT), s3p.Connection(Role.SERVER)
+    c, s = (bytes([10, 0, 0, 1]), 40000), (bytes([10, 0, 0, 2]), 7500)
+    cseq, sseq, ts = 1000, 5000, 1_700_000_000.0
+    with path.open("wb") as out:
+        out.write(_PCAP_HEADER)
+        out.write(_record(ts, _frame(c, s, cseq, 0, 0x02)))
+        out.write(_record(ts, _frame(s, c, sseq, cseq + 1, 0x12)))
+        cseq, sseq = cseq + 1, sseq + 1
+        for n in range(appends):
+            request = client.send(s3p.Append(b"orders", (b"r" * record,)))
+            server.receive_data(request)
+            list(server.events())
+            reply = server.send(s3p.AppendReply(s3p.Timestamp(1_700_000_000_000 + n, 0)))
+            client.receive_data(reply)
+            list(client.events())
+            for at in range(0, len(request), 1460):
+                piece = request[at : at + 1460]
+                ts += 0.0001
+                out.write(_record(ts, _frame(c, s, cseq, sseq, 0x18, piece)))
+                cseq += len(piece)
+            out.write(_record(ts, _frame(s, c, sseq, cseq, 0x18, reply)))
+            sseq += len(reply)
+    return path.stat().st_size
+
+
+def run_long_conversation(tmp: Path, trigger: float, files: int = 12) -> None:
+    """One conversation across ``files`` files, one file per micro-batch: the cost of a batch
+    must not grow with the conversation's age."""
+    size = _long_conversation(tmp / "long.pcap", 12_000, 4096)
+    (stage := tmp / "stage-long").mkdir()
+    rotated = _rotate(tmp / "long.pcap", stage, files)
+    from s3p_codec import capture
+
+    single_rows = sum(1 for _ in capture.decode_files([str(p) for p in rotated]))
+    query, watch, out = _stream_query(tmp, "long", trigger, max_files=1)
+    for path in rotated:
+        os.link(path, watch / path.name)
+    end = time.perf_counter() + 600
+    seen: dict[str, float] = {}
+    while len(_batch_seconds(query)) < files and time.perf_counter() < end:
+        time.sleep(0.25)
+    rows = _committed_rows(out, seen)
+    batches = _batch_seconds(query)
+    query.stop()
+    third = max(1, len(batches) // 3)
+    first, last = sum(batches[:third]) / third, sum(batches[-third:]) / third
+    print(f"long conv.  : {size / 1e6:.1f} MB, one conversation over {files} files, "
+          f"{rows} rows (decode: {single_rows}); batch mean first third {first:.2f} s, "
+          f"last third {last:.2f} s, ratio {last / first:.2f} (target <= 1.2)")  # fmt: skip
 
 
 def main() -> None:
