@@ -441,3 +441,28 @@ def test_glob_rules() -> None:
     assert glob_match("e*s/a", "events/a")
     assert not glob_match("e*z/a", "events/a")
     assert not glob_match("/".join(["**"] * 50) + "/z", "/".join(["a"] * 50))
+
+
+def test_delivery_gives_up_after_its_attempts_until_the_next_write() -> None:
+    async def test() -> None:
+        async with running() as (app, url), await DurableClient.open(url) as client:
+            app.subscriptions.limits = SubscriptionLimits(
+                retry_base_delay=0.05, max_delivery_attempts=2
+            )
+            attempts: list[int] = []
+
+            async def answer(delivery: durable.WebhookDelivery) -> durable.Response:
+                attempts.append(delivery.notification.generation)
+                return durable.ErrorResponse(503, "down")
+
+            async with scripted_receiver(answer) as hook:
+                await client.subscribe(ROOT, "s", webhook(hook, lease_ttl_ms=1000))
+                await put_json(client, "events/a", b'{"n":1}')
+                await asyncio.sleep(1.5)  # past a lease: no new wake once given up
+                assert len(attempts) == 2
+                assert (await get(client, "s")).status is durable.SubscriptionStatus.FAILED
+                await append(client, "events/a")
+                await asyncio.sleep(0.3)
+                assert len(attempts) == 4
+
+    run(test)
