@@ -222,9 +222,24 @@ def register_fuzz(sub: SubParsers) -> None:
 
 def register_replay(sub: SubParsers) -> None:
     """``replay``: send captured requests to a server again and compare its answers."""
-    from s3p_codec.replay._command import register  # noqa: PLC0415
-
+    try:
+        from s3p_codec.replay._command import register  # noqa: PLC0415
+    except ModuleNotFoundError as missing:
+        # Replay reads captures: without the capture extra the command is there and says so
+        # when run, and every other command still works.
+        error = (
+            missing
+            if isinstance(missing, MissingExtra)
+            else MissingExtra("capture", "s3p-codec replay", missing.name or str(missing))
+        )
+        parser = sub.add_parser("replay", help="replay captures against a server (capture extra)")
+        parser.set_defaults(handler=lambda _args: _raise(error))
+        return
     register(sub)
+
+
+def _raise(error: Exception) -> int:
+    raise error
 
 
 COMMANDS: list[Register] = [
