@@ -466,3 +466,16 @@ def test_delivery_gives_up_after_its_attempts_until_the_next_write() -> None:
                 assert len(attempts) == 4
 
     run(test)
+
+
+def test_the_wake_stream_is_never_created_by_the_server() -> None:
+    async def test() -> None:
+        async with running() as (app, url), await DurableClient.open(url) as client:
+            # "The wake stream is an ordinary durable stream and MUST be created explicitly"
+            await client.subscribe(ROOT, "s", pull("missing-wake"))
+            await put_json(client, "jobs/a", b'{"n":1}')
+            assert ROOT + "missing-wake" not in app.store.streams
+            claimed = await client.claim_wake(ROOT, "s", "one")
+            assert isinstance(claimed, durable.Claimed)  # claiming works without it
+
+    run(test)
