@@ -19,6 +19,8 @@ __all__ = ["Conversation", "Exchange", "load_conversations"]
 _TCP_SYN = 0x02
 """The SYN bit of a TCP header's flags (RFC 9293): a connection whose first segment has it was
 recorded from its start."""
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+"""The client connection preface of HTTP/2 with prior knowledge (RFC 9113, 3.4)."""
 
 
 @attrs.frozen
@@ -42,6 +44,9 @@ class Conversation:
     start: float
     exchanges: tuple[Exchange, ...]
     skipped: str | None = None
+    http2: bool = False
+    """The client opened with the HTTP/2 preface (S2S from the official SDKs): replayed over
+    HTTP/2 too."""
 
     @property
     def end(self) -> float:
@@ -84,7 +89,7 @@ class _Builder:
         if self.problem is None:
             self.problem = f"an answer to no recorded request: {row.detail}"
 
-    def build(self, started_clean: bool) -> Conversation:
+    def build(self, started_clean: bool, http2: bool) -> Conversation:
         reason = self.problem
         if not started_clean:
             reason = "starts mid-stream (its TCP handshake is not in the capture)"
@@ -93,25 +98,36 @@ class _Builder:
         elif self.protocol == "unknown":
             reason = "protocol not recognised (try --decode-as PORT=PROTO)"
         return Conversation(
-            self.id, self.protocol, self.server, self.start, tuple(self.exchanges), reason
-        )
+            self.id, self.protocol, self.server, self.start, tuple(self.exchanges), reason,
+            http2,
+        )  # fmt: skip
 
 
-def _clean_starts(paths: Sequence[str], ids: set[str]) -> set[str]:
-    """Which conversation ids begin with a SYN: their ids name their first packet."""
+def _openings(paths: Sequence[str], ids: set[str]) -> tuple[set[str], set[str]]:
+    """Which conversation ids begin with a SYN (their ids name their first packet), and which
+    of those the client opened with the HTTP/2 preface (its first payload, in whatever file of
+    a rotated set it fell)."""
     clean: set[str] = set()
-    ordered = capture.capture_order(paths)
-    for index, path in enumerate(ordered):
+    http2: set[str] = set()
+    waiting: dict[tuple[str, int, str, int], str] = {}  # client -> server flow -> its id
+    for index, path in enumerate(capture.capture_order(paths)):
         wanted = {i.rsplit("#", 1)[1] for i in ids if i.rsplit("#", 1)[0] == path}
-        if not wanted:
+        if not wanted and not waiting:
             continue
         try:
             for segment in capture.read_segments(path, file_index=index):
+                flow = (segment.src, segment.sport, segment.dst, segment.dport)
                 if str(segment.number) in wanted and segment.flags & _TCP_SYN:
                     clean.add(f"{path}#{segment.number}")
+                    waiting[flow] = f"{path}#{segment.number}"
+                elif segment.payload and flow in waiting:
+                    opening = segment.payload[: len(_H2_PREFACE)]
+                    if _H2_PREFACE.startswith(opening):
+                        http2.add(waiting[flow])
+                    del waiting[flow]
         except (capture.CaptureFileError, OSError):
             continue
-    return clean
+    return clean, http2
 
 
 def load_conversations(
@@ -131,7 +147,7 @@ def load_conversations(
             builder = _Builder(row.conversation, row.protocol, row.server, row.ts)
             builders[row.conversation] = builder
         builder.add(row)
-    clean = _clean_starts(files, set(builders))
-    conversations = [b.build(b.id in clean) for b in builders.values()]
+    clean, http2 = _openings(files, set(builders))
+    conversations = [b.build(b.id in clean, b.id in http2) for b in builders.values()]
     conversations.sort(key=lambda c: c.exchanges[0].ts if c.exchanges else c.start)
     return conversations

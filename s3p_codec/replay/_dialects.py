@@ -15,7 +15,8 @@ import attrs
 
 from s3p_codec import Role, durable, pravega, rustlog, s2s, s3p
 from s3p_codec.replay._compare import Assigned
-from s3p_codec.replay._conversations import Conversation
+from s3p_codec.replay._conversations import Conversation, Exchange
+from s3p_codec.replay._h2 import Http2Client
 
 __all__ = ["DIALECTS", "Dialect"]
 
@@ -38,6 +39,10 @@ def _nothing_after(request: object) -> tuple[object, ...]:
     return ()
 
 
+def _as_recorded(exchanges: tuple[Exchange, ...]) -> tuple[Exchange, ...]:
+    return exchanges
+
+
 @attrs.frozen
 class Dialect:
     """The per-protocol rules of a replay."""
@@ -57,6 +62,10 @@ class Dialect:
     after: Callable[[object], tuple[object, ...]] = _nothing_after
     """Codec instructions that follow a request (Pravega's block writer needs a flush that the
     recording cannot show: it is not on the wire)."""
+    regroup: Callable[[tuple[Exchange, ...]], tuple[Exchange, ...]] = _as_recorded
+    """The recorded answers given to the requests they answer by the protocol's own
+    correlation, where the capture could only give them to the latest request (a client that
+    pipelined several requests of one S2S session before the first answer)."""
 
     def answer_done(self, recorded: Sequence[object], live: Sequence[object]) -> bool:
         """Whether the live answer is complete: as long as the recorded one and not in the
@@ -212,8 +221,45 @@ DURABLE = Dialect(
 _S2S_ASSIGNED = {"timestamp": "timestamp", "seq_num": "seq_num"}
 
 
-def _s2s_client(conversation: Conversation, host: str, port: int) -> s2s.Http1Connection:
+def _s2s_client(
+    conversation: Conversation, host: str, port: int
+) -> s2s.Http1Connection | Http2Client:
+    """HTTP/2 when the recorded client spoke it (the official SDKs), else HTTP/1.1."""
+    if conversation.http2:
+        return Http2Client(f"{host}:{port}")
     return s2s.Http1Connection(Role.CLIENT, host=f"{host}:{port}")
+
+
+def _s2s_regroup(exchanges: tuple[Exchange, ...]) -> tuple[Exchange, ...]:
+    """S2S answers by the session's own order: the response head answers the session request,
+    the Nth ``AppendAck`` the Nth ``AppendInput`` (acks come in order), a terminal frame the
+    oldest unacknowledged append (else the request), a read's batches the request. The
+    observer pairs by session, so a pipelining client's answers all fall to its last request.
+    """
+    answers: list[list[tuple[object, float]]] = [[] for _ in exchanges]
+    opener: int | None = None
+    unacked: list[int] = []
+    for position, exchange in enumerate(exchanges):
+        request = exchange.request
+        if isinstance(request, s2s.SessionRequest):
+            opener, unacked = position, []
+        elif isinstance(request, s2s.AppendInput):
+            unacked.append(position)
+        for event, ts in zip(exchange.answer, exchange.answer_ts, strict=True):
+            owner = position
+            if isinstance(event, s2s.AppendAck | s2s.Terminal) and unacked:
+                owner = unacked.pop(0)
+            elif opener is not None and not isinstance(event, s2s.AppendAck | s2s.Terminal):
+                owner = opener
+            answers[owner].append((event, ts))
+    return tuple(
+        attrs.evolve(
+            exchange,
+            answer=tuple(event for event, _ in mine),
+            answer_ts=tuple(ts for _, ts in mine),
+        )
+        for exchange, mine in zip(exchanges, answers, strict=True)
+    )
 
 
 def _s2s_assigned(name: str, value: object) -> str | None:
@@ -230,6 +276,7 @@ S2S = Dialect(
     noise=(s2s.Heartbeat, s2s.ReconnectAdvised),
     streaming=(s2s.SessionResponse, s2s.ReadBatch),
     handshake=(s2s.SessionRequest,),
+    regroup=_s2s_regroup,
 )
 
 DIALECTS: dict[str, Dialect] = {d.name: d for d in (S3P, RUSTLOG, PRAVEGA, DURABLE, S2S)}

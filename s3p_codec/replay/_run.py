@@ -34,6 +34,9 @@ class Options:
     speed: float | None = None
     timeout: float = 5.0
     concurrency: int = 8
+    grace: float = 0.25
+    """Seconds to wait for a live answer to a request that had none recorded: one that comes
+    is reported at that request, not taken for the next request's answer."""
 
 
 class _Board:
@@ -115,6 +118,7 @@ class _Replayer:
         if reason is not None:
             return attrs.evolve(result, skipped=reason)
         dialect = DIALECTS[conversation.protocol]
+        conversation = attrs.evolve(conversation, exchanges=dialect.regroup(conversation.exchanges))
         self.board.wait_turn(index, conversation.exchanges[0].ts)
         self.pacer.wait(conversation.exchanges[0].ts)
         lives: list[Live] = []
@@ -144,7 +148,10 @@ class _Replayer:
             ) -> None:
                 self.board.reach(index, times[seen] if seen < len(times) else after)
 
-            answers = [live.ask(exchange, self.options.timeout, progress) for live in lives]
+            answers = [
+                live.ask(exchange, self.options.timeout, progress, self.options.grace)
+                for live in lives
+            ]
             (live_answer, difference), *baselines = answers
             baseline = next((d for _, d in baselines if d is not None), None)
             yield RequestResult(

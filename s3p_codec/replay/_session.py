@@ -19,6 +19,7 @@ from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError
 from s3p_codec.replay._compare import Pairing, first_difference, translate
 from s3p_codec.replay._conversations import Conversation, Exchange
 from s3p_codec.replay._dialects import Dialect
+from s3p_codec.replay._h2 import Http2Client
 
 __all__ = ["Target", "Live", "open_live"]
 
@@ -47,17 +48,26 @@ class Live:
     codec: Any
     closed: str | None = None
 
-    def ask(self, exchange: Exchange, timeout: float, progress: Callable[[int], None]) -> (
-        tuple[tuple[object, ...], str | None]
-    ):  # fmt: skip
-        """Send the exchange's request, return the live answer and how it differs (or None)."""
+    def ask(
+        self,
+        exchange: Exchange,
+        timeout: float,
+        progress: Callable[[int], None],
+        grace: float = 0.0,
+    ) -> tuple[tuple[object, ...], str | None]:
+        """Send the exchange's request, return the live answer and how it differs (or None).
+
+        A request with no recorded answer is still given ``grace`` seconds for a live one, so
+        that a late answer to it is not taken for the next request's.
+        """
         recorded = self._meaningful(exchange.answer)
         request = translate(exchange.request, self.dialect.assigned, self.target.pairing)
         if self.closed is not None:
             live: tuple[object, ...] = ()
             note: str | None = self.closed
         else:
-            live, note = self._exchange(request, recorded, timeout, progress)
+            live, note = self._exchange(request, recorded, timeout if recorded else grace,
+                                        progress)  # fmt: skip
         difference = first_difference(
             self.dialect.fold(recorded), self.dialect.fold(live), self.dialect.assigned,
             self.target.pairing, self.dialect.loose,
@@ -103,11 +113,13 @@ class Live:
                 self.closed = f"the target's bytes broke the protocol: {exc}"
                 return tuple(live), self.closed
             progress(len(live))
-            if self.dialect.answer_done(recorded, live):
+            if recorded and self.dialect.answer_done(recorded, live):
                 return tuple(live), None
             if self.closed is not None:
                 return tuple(live), self.closed
             remaining = deadline - time.monotonic()
+            if remaining <= 0 and not recorded:
+                return tuple(live), None  # the grace for an unanswered request is over
             if remaining <= 0:
                 return tuple(live), f"no complete answer within {timeout:g} s"
             self.sock.settimeout(remaining)
@@ -121,6 +133,21 @@ class Live:
             if not chunk and self.closed is None:
                 self.closed = "the target closed the connection"
             self.codec.receive_data(chunk)
+            self._answer_transport()
+
+    def _answer_transport(self) -> None:
+        """HTTP/2 owes its peer bytes after receiving (acknowledgements, window updates), and
+        a GOAWAY ends the conversation as a close does."""
+        if not isinstance(self.codec, Http2Client):
+            return
+        if self.codec.ended is not None and self.closed is None:
+            self.closed = self.codec.ended
+        owed = self.codec.data_to_send()
+        if owed and self.sock is not None:
+            try:
+                self.sock.sendall(owed)
+            except OSError as exc:
+                self.closed = self.closed or f"the target closed the connection ({exc})"
 
     def _drain(self) -> list[object]:
         events: list[object] = []
