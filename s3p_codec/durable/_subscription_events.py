@@ -18,6 +18,8 @@ from urllib.parse import quote
 
 import attrs
 
+from s3p_codec._core.convert import as_tuple
+
 __all__ = [
     "DEFAULT_LEASE_TTL_MS",
     "MAX_LEASE_TTL_MS",
@@ -133,7 +135,7 @@ class SubscriptionConfig:
 
     type: SubscriptionType
     pattern: str | None = None
-    streams: tuple[str, ...] = ()
+    streams: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     webhook_url: str | None = None
     wake_stream: str | None = None
     lease_ttl_ms: int = DEFAULT_LEASE_TTL_MS
@@ -195,7 +197,7 @@ class Subscription:
 
     id: str
     type: SubscriptionType
-    streams: tuple[StreamLink, ...] = ()
+    streams: tuple[StreamLink, ...] = attrs.field(default=(), converter=as_tuple)
     pattern: str | None = None
     webhook_url: str | None = None
     signing: WebhookSigning | None = None
@@ -273,7 +275,7 @@ class AddSubscriptionStreams(_Control):
     _action = "streams"
     root: str
     id: str
-    streams: tuple[str, ...]
+    streams: tuple[str, ...] = attrs.field(converter=as_tuple)
 
 
 @attrs.frozen(slots=True)
@@ -302,7 +304,7 @@ class SubscriptionCallback(_Control):
     token: str
     wake_id: str
     generation: int
-    acks: tuple[StreamAck, ...] = ()
+    acks: tuple[StreamAck, ...] = attrs.field(default=(), converter=as_tuple)
     done: bool = False
 
 
@@ -329,7 +331,7 @@ class AckSubscription(_Control):
     token: str
     wake_id: str
     generation: int
-    acks: tuple[StreamAck, ...] = ()
+    acks: tuple[StreamAck, ...] = attrs.field(default=(), converter=as_tuple)
     done: bool = False
 
 
@@ -380,7 +382,7 @@ class SubscriptionUpdated:
 class Jwks:
     """``200`` ``application/jwk-set+json``: the JWK Set."""
 
-    keys: tuple[Jwk, ...]
+    keys: tuple[Jwk, ...] = attrs.field(converter=as_tuple)
 
 
 @attrs.frozen(slots=True)
@@ -397,7 +399,7 @@ class Claimed:
     wake_id: str
     generation: int
     token: str
-    streams: tuple[WakeStream, ...]
+    streams: tuple[WakeStream, ...] = attrs.field(converter=as_tuple)
     lease_ttl_ms: int
 
 

@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlsplit
 
 import attrs
 
+from s3p_codec._core.convert import as_tuple
 from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
 from s3p_codec.durable._subscription_events import (
     MAX_LEASE_TTL_MS,
@@ -806,7 +807,7 @@ class WebhookNotification:
     subscription_id: str
     wake_id: str
     generation: int
-    streams: tuple[WakeStream, ...]
+    streams: tuple[WakeStream, ...] = attrs.field(converter=as_tuple)
     callback_url: str
     callback_token: str
 

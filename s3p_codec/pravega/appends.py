@@ -154,7 +154,9 @@ class BlockWriter:
         events = append.events
         if type(events) is not tuple or not events:
             raise LocalProtocolError(
-                "an Append needs a non-empty tuple of events", code=ErrorCode.INVALID_FIELD
+                "an Append needs a non-empty sequence of bytes events, such as (b'e1',), "
+                f"got {events!r:.40}",
+                code=ErrorCode.INVALID_FIELD,
             )
         number = append.event_number
         if type(number) is not int or not _LONG_MIN <= number <= _LONG_MAX:

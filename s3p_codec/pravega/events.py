@@ -34,6 +34,8 @@ from typing import Annotated, ClassVar, TypeAlias
 
 import attrs
 
+from s3p_codec._core.convert import as_tuple
+
 __all__ = [
     "NULL_EVENT_NUMBER",
     "OLDEST_COMPATIBLE_VERSION",
@@ -630,7 +632,7 @@ class Append:
 
     writer_id: uuid.UUID
     event_number: int
-    events: tuple[bytes, ...]
+    events: tuple[bytes, ...] = attrs.field(converter=as_tuple)
     request_id: int = -1
 
 

@@ -27,6 +27,8 @@ from typing import Annotated, ClassVar, NamedTuple, TypeAlias, TypeVar
 
 import attrs
 
+from s3p_codec._core.convert import as_tuple
+
 __all__ = [
     "BY_TYPE_ID",
     "REQUEST_TYPES",
@@ -316,10 +318,6 @@ def trusted(cls: type[EventT]) -> Callable[..., EventT]:
     return make5
 
 
-def _tuple(value: Iterable[object]) -> tuple[object, ...]:
-    return value if type(value) is tuple else tuple(value)
-
-
 # --- requests -------------------------------------------------------------------------------
 
 
@@ -332,7 +330,7 @@ class Produce:
 
     topic: Annotated[str, "topic"]
     partition: Annotated[int, "u32"]
-    records: Annotated[tuple[bytes, ...], "[base64_string]"] = attrs.field(converter=_tuple)
+    records: Annotated[tuple[bytes, ...], "[base64_string]"] = attrs.field(converter=as_tuple)
 
 
 @attrs.frozen(slots=True)
@@ -447,7 +445,7 @@ class FetchResponse:
     TYPE: ClassVar[str] = "FetchResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.FETCH_RESPONSE
 
-    records: Annotated[tuple[Record, ...], "[Record]"] = attrs.field(converter=_tuple)
+    records: Annotated[tuple[Record, ...], "[Record]"] = attrs.field(converter=as_tuple)
     next_offset: Annotated[int, "u64"]
     """"Offset to use for next fetch request"."""
 
@@ -487,7 +485,7 @@ class ListTopicsResponse:
     TYPE: ClassVar[str] = "ListTopicsResponse"
     TYPE_ID: ClassVar[MessageType] = MessageType.LIST_TOPICS_RESPONSE
 
-    topics: Annotated[tuple[TopicInfo, ...], "[TopicInfo]"] = attrs.field(converter=_tuple)
+    topics: Annotated[tuple[TopicInfo, ...], "[TopicInfo]"] = attrs.field(converter=as_tuple)
 
 
 @attrs.frozen(slots=True)
@@ -498,7 +496,7 @@ class DescribeTopicResponse:
 
     topic: Annotated[str, "topic"]
     partitions: Annotated[tuple[PartitionInfo, ...], "[PartitionInfo]"] = attrs.field(
-        converter=_tuple
+        converter=as_tuple
     )
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import attrs
 
 from s3p_codec._core.checkpoint import allow
+from s3p_codec._core.convert import as_tuple
 from s3p_codec.rustlog.limits import MAX_JSON_DEPTH
 
 __all__ = ["ORJSON", "STDLIB", "JsonBackend", "JsonDecodeFailure", "backend", "default_backend"]
@@ -63,7 +64,7 @@ class JsonBackend:
     loads_fast: Callable[[bytes | bytearray], object] | None = None
     """Optional quicker ``loads`` for the hot path, which also takes a ``bytearray``: when it
     raises one of ``fast_failures``, ``loads`` decides (same value, or ``JsonDecodeFailure``)."""
-    fast_failures: tuple[type[Exception], ...] = ()
+    fast_failures: tuple[type[Exception], ...] = attrs.field(default=(), converter=as_tuple)
 
     def __reduce__(self) -> tuple[Callable[[str], JsonBackend], tuple[str]]:
         # A snapshot names the backend; its functions (closures over orjson) do not pickle.

@@ -479,7 +479,7 @@ def _write_error_code(code: object, name: str, _limits: Limits) -> int:
 def _check_tuple(value: object, name: str) -> tuple[Any, ...]:
     if type(value) is tuple:
         return value
-    raise _local(f"{name} must be a tuple")
+    raise _local(f"{name} must be a sequence, got {type(value).__name__}")
 
 
 def _check_row(value: object, size: int, name: str) -> tuple[Any, ...]:

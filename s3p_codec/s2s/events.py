@@ -17,6 +17,8 @@ from typing import TypeAlias
 
 import attrs
 
+from s3p_codec._core.convert import as_tuple
+
 __all__ = [
     "AppendAck",
     "AppendInput",
@@ -82,7 +84,7 @@ class AppendRecord:
     bytes body = 3;}``"""
 
     body: bytes
-    headers: tuple[Header, ...] = ()
+    headers: tuple[Header, ...] = attrs.field(default=(), converter=as_tuple)
     timestamp: int | None = None
 
 
@@ -91,7 +93,7 @@ class AppendInput:
     """``message AppendInput {repeated AppendRecord records = 1; optional uint64 match_seq_num
     = 2; optional string fencing_token = 3;}``: one batch of an append session."""
 
-    records: tuple[AppendRecord, ...]
+    records: tuple[AppendRecord, ...] = attrs.field(converter=as_tuple)
     match_seq_num: int | None = None
     fencing_token: str | None = None
 
@@ -114,7 +116,7 @@ class SequencedRecord:
     seq_num: int
     timestamp: int
     body: bytes
-    headers: tuple[Header, ...] = ()
+    headers: tuple[Header, ...] = attrs.field(default=(), converter=as_tuple)
 
 
 @attrs.frozen(slots=True)
@@ -122,7 +124,7 @@ class ReadBatch:
     """``message ReadBatch {repeated SequencedRecord records = 1; optional StreamPosition tail
     = 2;}``"""
 
-    records: tuple[SequencedRecord, ...]
+    records: tuple[SequencedRecord, ...] = attrs.field(converter=as_tuple)
     tail: StreamPosition | None = None
 
 

@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode
 import attrs
 
 from s3p_codec._core import LocalProtocolError, RemoteProtocolError
+from s3p_codec._core.convert import as_tuple
 from s3p_codec.s2s.compression import Compression, negotiate
 from s3p_codec.s2s.connection import Session, terminal_error
 from s3p_codec.s2s.errors import SessionTerminated, status_of
@@ -90,7 +91,7 @@ class SessionRequest:
     token: str | None = None
     accept: Compression = Compression.NONE
     query: ReadQuery = ReadQuery()
-    extra_headers: tuple[tuple[bytes, bytes], ...] = ()
+    extra_headers: tuple[tuple[bytes, bytes], ...] = attrs.field(default=(), converter=as_tuple)
 
 
 @attrs.frozen(slots=True)

@@ -175,7 +175,7 @@ def _check_bytes(value: object, what: str) -> None:
 
 def _check_headers(headers: object, what: str) -> None:
     if type(headers) is not tuple:
-        raise _bad(f"{what}.headers must be a tuple")
+        raise _bad(f"{what}.headers must be a sequence of Header, got {type(headers).__name__}")
     for header in headers:
         if type(header) is not Header:
             raise _bad(f"{what}.headers must hold Header, not {type(header).__name__}")
@@ -194,7 +194,10 @@ def check_position(position: object, what: str) -> None:
 def validate_append_input(message: AppendInput) -> None:
     """Types and ranges of a user-built ``AppendInput`` (counts are the session's business)."""
     if type(message.records) is not tuple:
-        raise _bad("AppendInput.records must be a tuple")
+        raise _bad(
+            "AppendInput.records must be a sequence of AppendRecord, "
+            f"got {type(message.records).__name__}"
+        )
     for record in message.records:
         if type(record) is not AppendRecord:
             raise _bad(f"AppendInput.records must hold AppendRecord, not {type(record).__name__}")
@@ -224,7 +227,10 @@ def validate_append_ack(message: AppendAck) -> None:
 def validate_read_batch(message: ReadBatch) -> None:
     """Types and ranges of a user-built ``ReadBatch``."""
     if type(message.records) is not tuple:
-        raise _bad("ReadBatch.records must be a tuple")
+        raise _bad(
+            "ReadBatch.records must be a sequence of SequencedRecord, "
+            f"got {type(message.records).__name__}"
+        )
     for record in message.records:
         if type(record) is not SequencedRecord:
             raise _bad(f"ReadBatch.records must hold SequencedRecord, not {type(record).__name__}")

@@ -506,7 +506,10 @@ def _check_timestamp(stamp: object, what: str) -> Timestamp:
 def _check_append(event: Append, limits: Limits, rules: Rules) -> None:
     records = event.records
     if not isinstance(records, tuple) or not records:
-        raise _fail("records MUST contain at least 1 element (a non-empty tuple of bytes)")
+        raise _fail(
+            "records MUST contain at least 1 element: a non-empty sequence of bytes values, "
+            f"such as (b'hello',), got {records!r:.40}"
+        )
     if len(records) > limits.max_records_per_append:
         raise _fail(
             f"too many records: {len(records)} (limit {limits.max_records_per_append})",

@@ -24,6 +24,8 @@ from typing import NamedTuple, TypeAlias
 
 import attrs
 
+from s3p_codec._core.convert import as_tuple
+
 __all__ = [
     "MAX_U64",
     "Append",
@@ -140,7 +142,7 @@ class Append:
     """
 
     stream: bytes
-    records: tuple[bytes, ...]
+    records: tuple[bytes, ...] = attrs.field(converter=as_tuple)
     timestamp: Timestamp | None = None
     id: int | None = None
 
@@ -193,7 +195,7 @@ class AppendReply:
 class ReadReply:
     """The records a READ returned, as ``(timestamp, payload)`` pairs, strictly increasing."""
 
-    records: tuple[tuple[Timestamp, bytes], ...]
+    records: tuple[tuple[Timestamp, bytes], ...] = attrs.field(converter=as_tuple)
 
 
 @attrs.frozen(slots=True)

@@ -385,7 +385,10 @@ def _fail(message: str, code: ErrorCode = ErrorCode.BAD_FORMAT) -> LocalProtocol
 def _check_read_reply(reply: ReadReply, request: Read, limits: Limits, rules: Rules) -> None:
     records = reply.records
     if not isinstance(records, tuple):
-        raise _fail("ReadReply.records must be a tuple of (Timestamp, bytes) pairs")
+        raise _fail(
+            "ReadReply.records must be a sequence of (Timestamp, bytes) pairs, "
+            f"got {type(records).__name__}"
+        )
     limit = request.count if request.count is not None else limits.default_count
     if len(records) > limit:
         raise _fail(f"READ returns up to COUNT records: {len(records)} > {limit}")

@@ -259,7 +259,7 @@ def test_event_numbers_must_increase() -> None:
     "append",
     [
         p.Append(A, 0, ()),
-        p.Append(A, 0, [b"x"]),  # type: ignore[arg-type]
+        p.Append(A, 0, b"x"),  # one bytes value, not events (a list is accepted)
         p.Append(A, 0, ("text",)),  # type: ignore[arg-type]
         p.Append(A, 1 << 63, (b"x",)),
         p.Append("A", 0, (b"x",)),  # type: ignore[arg-type]

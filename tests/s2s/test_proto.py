@@ -374,11 +374,11 @@ def test_where_both_accept_random_bytes_they_agree(case: tuple[Any, ...], data: 
 @pytest.mark.parametrize(
     "event",
     [
-        s2s.AppendInput([s2s.AppendRecord(b"x")]),  # type: ignore[arg-type]
+        s2s.AppendInput(b"x"),  # one bytes value, not records (a list of records is accepted)
         s2s.AppendInput((s2s.AppendRecord("x"),)),  # type: ignore[arg-type]
         s2s.AppendInput((s2s.AppendRecord(b"x", timestamp=-1),)),
         s2s.AppendInput((s2s.AppendRecord(b"x", timestamp=True),)),
-        s2s.AppendInput((s2s.AppendRecord(b"x", headers=[s2s.Header(b"", b"")]),)),  # type: ignore[arg-type]
+        s2s.AppendInput((s2s.AppendRecord(b"x", headers=b"k"),)),
         s2s.AppendInput((s2s.AppendRecord(b"x", headers=(s2s.Header("n", b""),)),)),  # type: ignore[arg-type]
         s2s.AppendInput((s2s.AppendRecord(b"x"),), match_seq_num=1 << 64),
         s2s.AppendInput((s2s.AppendRecord(b"x"),), fencing_token=b"t"),  # type: ignore[arg-type]
@@ -398,7 +398,7 @@ def test_user_built_bad_positions_are_refused() -> None:
         )
     with pytest.raises(LocalProtocolError):
         proto.validate_read_batch(s2s.ReadBatch((), (1, 2)))  # type: ignore[arg-type]
-    listed = s2s.SequencedRecord(0, 0, b"", [s2s.Header(b"", b"")])  # type: ignore[arg-type]
+    listed = s2s.SequencedRecord(0, 0, b"", b"k")  # bytes, not headers
     with pytest.raises(LocalProtocolError):
         proto.validate_read_batch(s2s.ReadBatch((listed,)))
 
