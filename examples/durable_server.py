@@ -35,12 +35,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import bisect
 import contextlib
 import random
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import attrs
 
@@ -65,6 +66,8 @@ class Entry:
     offset: str
     data: bytes = b""
     items: tuple[bytes, ...] = ()
+    end: int = 0
+    """The byte position ``offset`` names (reads bisect on it)."""
 
 
 @attrs.define(eq=False)
@@ -88,6 +91,11 @@ class Stream:
     refs: int = 0
     soft_deleted: bool = False
     waiters: list[asyncio.Future[None]] = attrs.Factory(list)
+    history: tuple[tuple[Stream, int], ...] = ()
+    """A fork's inherited entries, resolved once when it is made: the first ``n`` own entries
+    of each ancestor, oldest first (offsets into the parents, never a walk per read)."""
+    depth: int = 0
+    """Forks between this stream and its root (bounded by ``Settings.max_fork_depth``)."""
 
     def notify(self) -> None:
         for waiter in self.waiters:
@@ -104,6 +112,10 @@ def _key(offset: str) -> tuple[int, int]:
 
 def _position(offset: str) -> int:
     return _key(offset)[1]
+
+
+def _end(entry: Entry) -> int:
+    return entry.end
 
 
 class Store:
@@ -147,21 +159,39 @@ class Store:
                 if parent.refs == 0 and parent.soft_deleted:
                     self.remove(parent)
 
-    def view(self, stream: Stream) -> list[Entry]:
-        """Every entry a reader of ``stream`` sees: inherited ones, then its own."""
-        own = stream.entries
-        if stream.forked_from is None or stream.fork_offset is None:
-            return own
-        source = self.streams.get(stream.forked_from)
-        if source is None:
-            return own
-        cap = _key(stream.fork_offset)
-        inherited = [e for e in self.view(source) if _key(e.offset) <= cap]
-        return inherited + own
+    @staticmethod
+    def inherit(source: Stream, cap: int) -> tuple[tuple[Stream, int], ...]:
+        """What a fork of ``source`` at position ``cap`` inherits: ``source``'s history and its
+        own entries, cut after the last entry ending at or before ``cap`` (a bisection per
+        ancestor, so it costs the fork depth, not the entries)."""
+        kept: list[tuple[Stream, int]] = []
+        for ancestor, count in (*source.history, (source, len(source.entries))):
+            cut = bisect.bisect_right(ancestor.entries, cap, 0, count, key=_end)
+            if cut:
+                kept.append((ancestor, cut))
+            if cut < count:
+                break
+        return tuple(kept)
+
+    @staticmethod
+    def entries_after(stream: Stream, start: str) -> Iterator[Entry]:
+        """The entries a reader of ``stream`` sees after ``start``, inherited ones first:
+        found by bisection in each piece of the history, then read in order."""
+        if start == offsets.BEGINNING:
+            after = -1
+        else:
+            seq, after = _key(start)
+            if seq > 0:
+                return  # every entry is in read sequence 0
+        for owner, count in (*stream.history, (stream, len(stream.entries))):
+            entries = owner.entries
+            for index in range(bisect.bisect_right(entries, after, 0, count, key=_end), count):
+                yield entries[index]
 
     def append_entry(self, stream: Stream, data: bytes, items: tuple[bytes, ...]) -> Entry:
         size = sum(len(i) + 1 for i in items) if stream.json else len(data)
-        entry = Entry(offsets.format_offset(0, _position(stream.tail) + size), data, items)
+        end = _position(stream.tail) + size
+        entry = Entry(offsets.format_offset(0, end), data, items, end)
         stream.entries.append(entry)
         stream.tail = entry.offset
         return entry
@@ -174,6 +204,9 @@ class Settings:
     sse_max_seconds: float = 60.0
     max_chunk: int = 1 << 20
     stream_root: str = "/v1/stream/"
+    max_fork_depth: int = 100
+    """Forks of forks a stream may sit under; a PUT forking deeper is answered 400 (the
+    spec's answer to parameters a server refuses: the reference server sets no bound)."""
     subscription_limits: SubscriptionLimits = attrs.Factory(SubscriptionLimits)
 
 
@@ -271,6 +304,11 @@ class App:
                 return durable.ErrorResponse(durable.ErrorCode.NOT_FOUND, "source not found")
             if source.soft_deleted:
                 return durable.ErrorResponse(conflict, "source stream was deleted")
+            if source.depth >= self.settings.max_fork_depth:
+                return durable.ErrorResponse(
+                    durable.ErrorCode.BAD_REQUEST,
+                    f"fork chain too deep (at most {self.settings.max_fork_depth} forks)",
+                )
             if content_type is not None and jsonmode.media_type(
                 content_type
             ) != jsonmode.media_type(source.content_type):
@@ -307,6 +345,9 @@ class App:
             fork_offset=tail if source is not None else None,
             fork_sub_offset=request.fork_sub_offset or 0,
         )
+        if source is not None:
+            stream.history = self.store.inherit(source, _position(tail))
+            stream.depth = source.depth + 1
         if expires_at is not None:
             instant = durable.parse_rfc3339(expires_at)
             stream.expires_at_ts = instant.timestamp() if instant is not None else None
@@ -356,10 +397,9 @@ class App:
         )
 
     def _sub_offset_prefix(self, source: Stream, anchor: str, sub: int) -> Entry | None:
-        after = [e for e in self.store.view(source) if _key(e.offset) > _key(anchor)]
-        if not after:
+        first = next(self.store.entries_after(source, anchor), None)
+        if first is None:
             return None
-        first = after[0]
         if source.json:
             if sub > len(first.items):
                 return None
@@ -489,13 +529,9 @@ class App:
 
     def _slice(self, stream: Stream, start: str) -> tuple[list[Entry], bool]:
         """Entries after ``start`` up to ``max_chunk`` bytes, and whether that is all of them."""
-        view = self.store.view(stream)
-        if start != offsets.BEGINNING:
-            key = _key(start)
-            view = [e for e in view if _key(e.offset) > key]
         taken: list[Entry] = []
         size = 0
-        for entry in view:
+        for entry in self.store.entries_after(stream, start):
             if taken and size + len(entry.data) + sum(map(len, entry.items)) > (
                 self.settings.max_chunk
             ):
