@@ -5,6 +5,7 @@ meets it. Real servers on 127.0.0.1, real sockets."""
 from __future__ import annotations
 
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -118,15 +119,16 @@ def test_durable_a_shorter_sse_lifetime_is_reported_at_the_sse_read(
     assert b"order" not in b"".join(getattr(e, "data", b"") for e in first.live)
 
 
-def _create_s2s_stream(target: str) -> None:
+def _create_s2s_stream(target: str, basin: bytes = b"demo") -> None:
     """What the capture's first conversation did, over plain HTTP/1.1 (replay cannot send it:
-    the S2S codec has no event for stream creation)."""
+    the S2S Observer reports no event for a REST call, so there is nothing typed to send)."""
     host, port = target.rsplit(":", 1)
     body = b'{"stream": "orders"}'
     with socket.create_connection((host, int(port)), timeout=5) as sock:
         sock.sendall(
             b"POST /v1/streams HTTP/1.1\r\nhost: " + target.encode() + b"\r\n"
-            b"authorization: Bearer demo\r\ns2-basin: demo\r\ncontent-type: application/json\r\n"
+            b"authorization: Bearer demo\r\ns2-basin: " + basin + b"\r\n"
+            b"content-type: application/json\r\n"
             b"content-length: " + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n" + body
         )
         reply = b""
@@ -157,3 +159,82 @@ def test_s2s_a_missing_stream_is_reported_at_the_session_request(
     assert first is not None
     assert first.difference is not None
     assert "404" in first.difference
+
+
+def _first_bytes_sent(capture: Path, conversation: int) -> bytes:
+    """The first bytes replay sends for one conversation, caught by a listener that closes."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.settimeout(10)
+        port = listener.getsockname()[1]
+        received: list[bytes] = []
+
+        def accept() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                conn.settimeout(5)
+                received.append(conn.recv(65536))
+
+        catcher = threading.Thread(target=accept)
+        catcher.start()
+        loaded = replay.load_conversations([str(capture)])
+        replay.replay_conversations(
+            [loaded[conversation]], f"127.0.0.1:{port}", options=replay.Options(timeout=2)
+        )
+        catcher.join(15)
+    return received[0]
+
+
+def test_s2s_sdk_sessions_are_replayed_over_http2() -> None:
+    """The SDK's capture opened with the HTTP/2 preface, and so does its replay."""
+    conversations = replay.load_conversations([str(CAPTURES / "s2s_h2.pcap")])
+    assert [c.http2 for c in conversations] == [True] * 5
+    assert not any(c.http2 for c in replay.load_conversations([str(CAPTURES / "s2s.pcap")]))
+    assert _first_bytes_sent(CAPTURES / "s2s_h2.pcap", 1).startswith(
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+    )
+    assert _first_bytes_sent(CAPTURES / "s2s.pcap", 1).startswith(b"POST /v1/streams/orders/")
+
+
+def test_s2s_http2_sample_replays_identically(start_server: StartServer) -> None:
+    target = start_server("s2_server", "--heartbeat", "1")
+    _create_s2s_stream(target, b"demo-basin")
+    results = _replay(CAPTURES / "s2s_h2.pcap", target)
+    assert [r.outcome for r in results] == ["skipped"] + ["identical"] * 4, [
+        (r.id, r.skipped, r.first_difference) for r in results
+    ]
+    # The SDK sent its two appends before the session's answer came: each answer is still
+    # compared at the request it answers (the response head, then one ack per append).
+    first = results[1].requests
+    assert [[type(e).__name__ for e in r.recorded] for r in first] == [
+        ["SessionResponse"], ["AppendAck"], ["AppendAck"],
+    ]  # fmt: skip
+    assert [len(r.live) for r in first] == [1, 1, 1]
+    assert replay.summarize(results).requests == 9
+
+
+def test_s2s_http2_a_connection_cap_is_reported_at_the_append_of_the_shed_session(
+    start_server: StartServer, tmp_path: Path
+) -> None:
+    """The SDK sample with the first session pausing 1 s before its appends (and the next
+    session's appends after them, so the stream's order is kept), replayed as recorded: the
+    second session connects during the pause. A server capped at one connection closes the
+    waiting session for it, which is reported at that session's first append; the read then
+    misses those two records."""
+    from tests.replay.pcaps import rewrite
+
+    paused = rewrite(
+        CAPTURES / "s2s_h2.pcap", tmp_path / "paused.pcap",
+        delay=lambda number: 1.0 if 33 <= number <= 45 or number >= 59 else 0.0,
+    )  # fmt: skip
+    fresh = start_server("s2_server", "--heartbeat", "1")
+    _create_s2s_stream(fresh, b"demo-basin")
+    assert _differing(_replay(paused, fresh, speed=1.0)) == {}
+    capped = start_server("s2_server", "--heartbeat", "1", "--max-connections", "1")
+    _create_s2s_stream(capped, b"demo-basin")
+    results = _replay(paused, capped, speed=1.0)
+    assert _differing(results) == {"22": 1, "90": 0}
+    shed = results[1].first_difference
+    assert shed is not None
+    assert shed.live == ()
+    assert shed.difference is not None
+    assert shed.difference.startswith("no answer: the target closed the connection")
