@@ -51,7 +51,9 @@ def _add_capture_inputs(parser: argparse.ArgumentParser, *, files: bool = True) 
     parser.add_argument(
         "-Y", "--display-filter", metavar="FILTER",
         help="keep only the rows FILTER matches, like tshark -Y: 's3p', "
-        "'protocol==s3p and kind==error', 'latency_ms > 5', 'not (s2s or durable)'",
+        "'s3p and error' (every error row, what stats counts: error replies included; "
+        "kind==error is only the streams the decoder found broken), 'latency_ms > 5', "
+        "'not (s2s or durable)', 'error_code contains UNKNOWN'",
     )  # fmt: skip
     parser.add_argument(
         "-c", "--count", type=_positive_int, metavar="N",

@@ -1,5 +1,5 @@
 """Display filters over rows, in the spirit of tshark's ``-Y``: ``s3p``,
-``protocol==s3p and kind==error``, ``latency_ms > 5``, ``not (s2s or durable)``,
+``s3p and error``, ``latency_ms > 5``, ``not (s2s or durable)``,
 ``stream contains "ord"``.
 
 Grammar (keywords and protocol names are case-insensitive)::
@@ -10,9 +10,14 @@ Grammar (keywords and protocol names are case-insensitive)::
     unary      := ("not" | "!") unary | "(" expr ")" | comparison | name
     comparison := COLUMN OP value          OP: == != < <= > >= contains
     name       := a protocol (s3p, rustlog, s2s, pravega, durable, unknown): protocol == name
-                | a row kind (event, error, gap, undecoded, capture_error, evicted): kind == name
+                | error: every error row, what ``stats`` counts (``Row.is_error``: decoding
+                  errors, unreadable files and the protocol's own error replies)
+                | a row kind (event, gap, undecoded, capture_error, evicted): kind == name
                 | a COLUMN: the column has a value (not null, not empty)
     value      := number | "quoted string" | 'quoted string' | bare word
+
+``kind==error`` is narrower than ``error``: only the streams the decoder found broken, not the
+error replies a server sent (those are well-formed events with an ``error_code``).
 
 Columns are those of ``COLUMNS``. A number column compares with numbers only, a text column with
 text (``==`` exact, ``contains`` a substring); a null never matches a comparison. Every mistake
@@ -28,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from s3p_codec.capture.detect import PROTOCOLS
-from s3p_codec.capture.table import COLUMNS, Row
+from s3p_codec.capture.table import COLUMNS, Row, is_error
 
 __all__ = ["FilterError", "RowFilter", "compile_filter"]
 
@@ -160,6 +165,8 @@ class _Parser:
         word = token.text.lower()
         if word in PROTOCOLS or word == "unknown":
             return lambda row: row.protocol == word
+        if word in ("error", "errors"):
+            return lambda row: is_error(row.kind, row.error_code)
         if word in KINDS:
             return lambda row: row.kind == word
         if token.text in _KINDS_OF:
@@ -167,7 +174,8 @@ class _Parser:
             return lambda row: getattr(row, column) not in (None, "")
         raise FilterError(
             f"unknown name {token.text!r} at column {token.at + 1}: use a protocol "
-            f"({', '.join(PROTOCOLS)}), a kind ({', '.join(KINDS)}) or a column "
+            f"({', '.join(PROTOCOLS)}), error (every error row), a kind ({', '.join(KINDS)}) "
+            "or a column "
             f"({', '.join(_KINDS_OF)})"
         )
 

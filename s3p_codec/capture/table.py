@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COLUMNS",
+    "ERROR_KINDS",
     "Column",
     "Row",
     "RowErrorCode",
@@ -33,6 +34,7 @@ __all__ = [
     "TIME_FORMATS",
     "arrow_schema",
     "format_table",
+    "is_error",
     "rows_to_dataframe",
     "summarize",
     "format_summary",
@@ -117,6 +119,12 @@ class Row:
     detail: str
     event: object = attrs.field(default=None, eq=False, repr=False)
 
+    @property
+    def is_error(self) -> bool:
+        """The one definition of an error row that ``stats``, the table, the ``error`` filter
+        word and the notebook share: see ``is_error``."""
+        return is_error(self.kind, self.error_code)
+
     def as_dict(self) -> dict[str, Any]:
         """The written columns, in ``COLUMNS`` order."""
         return dict(zip(COLUMN_NAMES, _COLUMN_VALUES(self), strict=True))
@@ -133,6 +141,20 @@ class Row:
         )
         event = html.escape(repr(self.event))
         return f"<table>{cells}<tr><th>event</th><td><code>{event}</code></td></tr></table>"
+
+
+ERROR_KINDS = ("error", "capture_error")
+"""Row kinds that are errors whatever their ``error_code``: a broken stream, an unreadable file."""
+
+
+def is_error(kind: str, error_code: str | None) -> bool:
+    """True for an error row: a decoding error, an unreadable capture, or an event carrying an
+    error code (the protocol's own error replies, such as S3P's ``-ERR_UNKNOWN_STREAM``).
+
+    Taking the two columns, not a ``Row``, lets a DataFrame or a Spark row use the same rule:
+    ``kind==error`` alone misses the error replies, which are well-formed events.
+    """
+    return kind in ERROR_KINDS or error_code is not None
 
 
 class _Later(str):
@@ -376,7 +398,7 @@ class Summary:
             if row.pair_id is not None:
                 key = "requests" if row.direction == "client_to_server" else "replies"
                 entry[key] += 1
-        if row.kind in ("error", "capture_error") or row.error_code is not None:
+        if is_error(row.kind, row.error_code):
             entry["errors"] += 1  # decoding errors and the protocol's own error replies
         if row.kind == "gap":
             entry["gaps"] += 1

@@ -71,3 +71,20 @@ def test_filters_keep_what_they_say(text: str, kept: list[Row]) -> None:
 def test_each_mistake_is_a_precise_filter_error(text: str, message: str) -> None:
     with pytest.raises(FilterError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
         compile_filter(text)
+
+
+ERROR_REPLY = row(
+    direction="server_to_client", event_type="ErrorReply", error_code="ERR_UNKNOWN_STREAM"
+)
+BROKEN_FILE = row(kind="capture_error", event_type="CaptureFileError", error_code="capture_file")
+
+
+def test_error_is_every_row_stats_counts() -> None:
+    """One definition of an error (issue 31, item 2): error replies are errors too."""
+    keep = compile_filter("error")
+    assert [r for r in [*ALL, ERROR_REPLY, BROKEN_FILE] if keep(r)] == [
+        ERROR, ERROR_REPLY, BROKEN_FILE
+    ]
+    assert all(r.is_error == keep(r) for r in [*ALL, ERROR_REPLY, BROKEN_FILE])
+    assert compile_filter("s3p and error")(ERROR_REPLY)
+    assert not compile_filter("kind==error")(ERROR_REPLY)  # the narrower, documented one
