@@ -15,17 +15,26 @@ spans its whole message, head to end of body (``ServerConnection.message_start``
 events are measured by the client connection (``ClientConnection(spans=EventSpans())``, the
 rules in ``durable.spans``). An ``ObservedError`` starts at the message (for a streaming
 response, the SSE event) it breaks.
+
+Requests awaiting a response are kept without their body or path (what reading the response
+needs: the method, the request's type and options, whether it had a body), at most
+``max_pending`` of them (``_core.pending``). HTTP/1.1 pairs by order alone, so forgetting one
+would pair every later response with the wrong request: past the bound the responses are no
+longer decoded (one ``ObservedError``, ``TOO_MANY_REQUESTS``), the requests still are.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
+
+import attrs
 
 from s3p_codec._core.checkpoint import Checkpointable
 from s3p_codec._core.errors import ProtocolError, RemoteProtocolError
 from s3p_codec._core.observe import Observed, ObservedError, ObservedGap, ObserverOutput
+from s3p_codec._core.pending import MAX_PENDING, PendingBound
 from s3p_codec._core.types import NEED_DATA, Direction
 from s3p_codec.durable.client import ClientConnection, ClientEvent
 from s3p_codec.durable.events import (
@@ -58,20 +67,33 @@ _METHOD: dict[type, bytes] = {
 }
 
 
+def _slim(request: Request) -> Request:
+    """What reading the response to ``request`` needs of it: not its body (only whether it had
+    one) nor its path, so a request awaiting its response costs the same however large."""
+    changes: dict[str, Any] = {}
+    if isinstance(request, Create | Append) and len(request.body) > 1:
+        changes["body"] = b"."
+    if len(getattr(request, "path", "")) > 1:
+        changes["path"] = "/"
+    return attrs.evolve(request, **changes) if changes else request
+
+
 class Observer(Checkpointable):
-    """Passive decoder of one HTTP connection carrying Durable Streams."""
+    """Passive decoder of one HTTP connection carrying Durable Streams; ``max_pending``: requests
+    kept awaiting a response (see the module docstring)."""
 
     #: HTTP has no frame marker to hunt for: after a gap a direction is abandoned.
     resynchronizes: ClassVar[bool] = False
 
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, limits: Limits | None = None, *, max_pending: int = MAX_PENDING) -> None:
         self.limits = limits or Limits()
         self._requests = ServerConnection(self.limits)
         self._spans = EventSpans()
         self._responses = ClientConnection(self.limits, spans=self._spans)
         self._fed = {Direction.CLIENT_TO_SERVER: 0, Direction.SERVER_TO_CLIENT: 0}
         self._dead = {Direction.CLIENT_TO_SERVER: False, Direction.SERVER_TO_CLIENT: False}
-        self._pending: deque[tuple[Request | None, bytes, bytes, int]] = deque()
+        self._pending: deque[tuple[Request | None, bytes, int]] = deque()  # request, method, pair
+        self._bound = PendingBound(max_pending, ErrorCode.TOO_MANY_REQUESTS)
         self._held = bytearray()  # response bytes seen before their request
         self._held_eof = False
         self._pair: int | None = None
@@ -122,7 +144,7 @@ class Observer(Checkpointable):
             # Where this request's head begins: the end of the previous request, measured by
             # the connection (bytes it was fed minus what h11 still holds).
             start = conn.message_start
-            head_method = target = b""
+            head_method = b""
             try:
                 event = conn.next_event()
             except RemoteProtocolError as exc:
@@ -132,14 +154,14 @@ class Observer(Checkpointable):
                     return out
                 line = conn.request_line
                 if line is not None:
-                    head_method, target = line
-                self._queue_request(None, head_method or b"GET", target or b"/")
+                    head_method, _ = line
+                self._queue_request(None, head_method or b"GET", start, out)
                 conn.send(ErrorResponse(ErrorCode.INTERNAL_SERVER_ERROR))
                 out.extend(self._observe_responses())
                 continue
             if event is NEED_DATA:
                 return out
-            pair = self._queue_request(event, _METHOD[type(event)], b"/")
+            pair = self._queue_request(event, _METHOD[type(event)], start, out)
             # ``message_start`` now sits just after this request's end of message.
             out.append(Observed(direction, event, start, conn.message_start, pair))
             # Reset the request parser's cycle (it expects an answer before the next request).
@@ -148,12 +170,34 @@ class Observer(Checkpointable):
                 self._dead[direction] = True
             out.extend(self._observe_responses())
 
-    def _queue_request(self, request: Request | None, method: bytes, target: bytes) -> int:
+    def _queue_request(
+        self,
+        request: Request | None,
+        method: bytes,
+        start: int,
+        out: list[ObserverOutput[ObservedEvent]],
+    ) -> int:
+        """A pair id for a request, queued (slim) for its response unless responses are no
+        longer decoded; past ``max_pending`` they no longer are."""
         pair = self._next_pair
         self._next_pair += 1
-        if request is not None:
-            target = request.path.encode("ascii")
-        self._pending.append((request, method, target, pair))
+        if self._dead[Direction.SERVER_TO_CLIENT]:
+            return pair  # nothing will read its response: keep nothing
+        full, said = self._bound.admit(len(self._pending), start)
+        if full:
+            assert said is not None
+            self._dead[Direction.SERVER_TO_CLIENT] = True
+            self._pending.clear()
+            self._held.clear()
+            error = RemoteProtocolError(
+                f"more than {self._bound.limit} requests await a response (max_pending):"
+                " responses are no longer decoded (HTTP/1.1 pairs them by order alone)",
+                code=ErrorCode.TOO_MANY_REQUESTS,
+                fatal=False,
+            )
+            out.append(attrs.evolve(said, error=error))
+            return pair
+        self._pending.append((None if request is None else _slim(request), method, pair))
         return pair
 
     # -- responses ------------------------------------------------------------------------
@@ -166,8 +210,8 @@ class Observer(Checkpointable):
             if conn.state is ConnectionState.IDLE:
                 if not self._pending:
                     return out
-                request, method, target, pair = self._pending.popleft()
-                conn.expect_response(request, method, target)
+                request, method, pair = self._pending.popleft()
+                conn.expect_response(request, method, b"/")
                 self._pair = pair
             if self._held or (self._held_eof and conn.state is not ConnectionState.CLOSED):
                 data = bytes(self._held)

@@ -3,7 +3,10 @@
 Each direction is decoded like the receiving end would: client-to-server bytes as a server does
 (append blocks reassembled into ``Append`` events), server-to-client bytes as a client does.
 Replies are paired with requests by ``request_id`` (the same number travels in both); Hello,
-KeepAlive and commands without a request id are unpaired.
+KeepAlive and commands without a request id are unpaired. The table from request id to pair id
+holds the last ``max_pending`` request ids (``_core.pending``): a client sending ever new ids
+that are never answered cannot grow it; the oldest is forgotten (its replies come unpaired),
+and one ``ObservedError`` (code ``state``) says so when the bound is first reached.
 
 Broken streams do not stop a capture:
 
@@ -37,6 +40,7 @@ from s3p_codec._core import (
     RemoteProtocolError,
 )
 from s3p_codec._core.checkpoint import Checkpointable
+from s3p_codec._core.pending import MAX_PENDING, PendingBound
 from s3p_codec.pravega.appends import BlockReader
 from s3p_codec.pravega.events import (
     REPLIES,
@@ -81,16 +85,25 @@ class _Side:
 
 
 class Observer(Checkpointable):
-    """Decodes a recorded conversation; satisfies ``s3p_codec._core.Observer``."""
+    """Decodes a recorded conversation; satisfies ``s3p_codec._core.Observer``. ``max_pending``:
+    request ids kept for pairing (see the module docstring)."""
 
     #: A gap or garbage is passed over by hunting for a plausible frame header.
     resynchronizes: ClassVar[bool] = True
 
-    def __init__(self, limits: Limits | None = None, *, strict_strings: bool = True) -> None:
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        strict_strings: bool = True,
+        max_pending: int = MAX_PENDING,
+    ) -> None:
         self.limits = Limits() if limits is None else limits
         self.strict_strings = strict_strings
         self._sides = {d: _Side(d, self.limits) for d in Direction}
-        self._pairs: dict[int, int] = {}
+        self._pairs: dict[int, int] = {}  # request id -> pair id, oldest first
+        # No code names "the Observer cannot pair this any more"; STATE is the nearest.
+        self._bound = PendingBound(max_pending, ErrorCode.STATE)
         self._next_pair = 0
 
     def observe(self, direction: Direction, data: bytes) -> Sequence[ObserverOutput[PravegaEvent]]:
@@ -225,7 +238,8 @@ class Observer(Checkpointable):
             if event is None:
                 continue
             began = side.block_start if isinstance(event, Append) else start
-            out.append(Observed(direction, event, began, buffer.position, self._pair(side, event)))
+            pair_id = self._pair(side, event, began, out)
+            out.append(Observed(direction, event, began, buffer.position, pair_id))
 
     def _header_error(self, side: _Side, code: int, length: int) -> RemoteProtocolError:
         kind = _CODES.get(code)
@@ -275,12 +289,21 @@ class Observer(Checkpointable):
             reader.conditional(event)
         return event
 
-    def _pair(self, side: _Side, event: PravegaEvent) -> int | None:
+    def _pair(
+        self, side: _Side, event: PravegaEvent, start: int, out: list[ObserverOutput[PravegaEvent]]
+    ) -> int | None:
         request_id = getattr(event, "request_id", None)
         if type(request_id) is not int or request_id == -1:
             return None
         if side.direction is Direction.CLIENT_TO_SERVER:
             self._next_pair += 1
-            self._pairs[request_id] = self._next_pair
+            pairs = self._pairs
+            pairs.pop(request_id, None)  # a reused id moves to the newest end
+            full, said = self._bound.admit(len(pairs), start)
+            if full:
+                del pairs[next(iter(pairs))]
+            if said is not None:
+                out.append(said)
+            pairs[request_id] = self._next_pair
             return self._next_pair
         return self._pairs.get(request_id)

@@ -37,6 +37,7 @@ from s3p_codec._core import (
     RemoteProtocolError,
 )
 from s3p_codec._core.checkpoint import Checkpointable
+from s3p_codec._core.pending import MAX_PENDING, PendingBound
 from s3p_codec.rustlog import schema
 from s3p_codec.rustlog.events import RESPONSE_TO, Error, ErrorCode, Event, Response
 from s3p_codec.rustlog.json_backend import JsonBackend, backend
@@ -74,13 +75,20 @@ class _Stream:
 class Observer(Checkpointable):
     """Feed it both directions of one conversation; get typed, paired events back.
 
-    ``Observer(limits, json=...)`` takes the same options as ``Connection``.
+    ``Observer(limits, json=...)`` takes the same options as ``Connection``; ``max_pending``:
+    requests kept awaiting a response (``_core.pending``), the oldest forgotten beyond.
     """
 
     #: A gap or garbage is passed over by hunting for a plausible frame header.
     resynchronizes: ClassVar[bool] = True
 
-    def __init__(self, limits: Limits | None = None, *, json: str | JsonBackend | None = None):
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        json: str | JsonBackend | None = None,
+        max_pending: int = MAX_PENDING,
+    ) -> None:
         self._limits = limits if limits is not None else Limits()
         self._json = backend(json)
         self._context = schema.Context(self._limits, self._json.exact_integers)
@@ -89,6 +97,8 @@ class Observer(Checkpointable):
         # for a request lost in a gap, which any response may answer).
         self._pending: deque[tuple[int | None, type[Response] | None]] = deque()
         self._next_pair = 0
+        # The Observer has no room for more: INSUFFICIENT_SPACE is the spec's nearest code.
+        self._bound = PendingBound(max_pending, ErrorCode.INSUFFICIENT_SPACE)
 
     # --- the Observer protocol --------------------------------------------------------------
 
@@ -118,12 +128,10 @@ class Observer(Checkpointable):
         stream.frame_length = None
         stream.lost += size
         if exact:
+            out: list[Output] = [ObservedGap(direction, start, size, resynchronized=True)]
             if missing is not None:
-                self._frame_lost(direction)
-            return [
-                ObservedGap(direction, start, size, resynchronized=True),
-                *self._drain(direction, stream),
-            ]
+                self._frame_lost(direction, start, out)
+            return [*out, *self._drain(direction, stream)]
         # The boundary is lost: scan (a loss while already scanning keeps the first cause).
         error = RemoteProtocolError(
             f"frame boundary lost after a gap of {size} bytes", code=ErrorCode.INVALID_REQUEST
@@ -194,13 +202,14 @@ class Observer(Checkpointable):
                     self._lose_sync(stream, exc, start)
                     continue
                 buffer.skip(LENGTH_FIELD_SIZE + length)
-                self._frame_failed(direction)
+                self._frame_failed(direction, start, out)
                 out.append(
                     ObservedError(direction, exc, start, skipped=end - start, resynchronized=True)
                 )
                 continue
             buffer.skip(LENGTH_FIELD_SIZE + length)
-            out.append(Observed(direction, event, start, end, self._pair(direction, event)))
+            pair_id = self._pair(direction, event, start, out)
+            out.append(Observed(direction, event, start, end, pair_id))
 
     def _decoders(self, direction: Direction) -> dict[str, Callable[[dict[str, Any], Any], Any]]:
         if direction is Direction.CLIENT_TO_SERVER:
@@ -244,11 +253,24 @@ class Observer(Checkpointable):
 
     # --- pairing ----------------------------------------------------------------------------
 
-    def _pair(self, direction: Direction, event: Event) -> int | None:
+    def _remember(
+        self, entry: tuple[int | None, type[Response] | None], start: int, out: list[Output]
+    ) -> None:
+        """Queue a request for its response, forgetting the oldest beyond ``max_pending``."""
+        full, said = self._bound.admit(len(self._pending), start)
+        if full:
+            self._pending.popleft()
+        if said is not None:
+            out.append(said)
+        self._pending.append(entry)
+
+    def _pair(
+        self, direction: Direction, event: Event, start: int, out: list[Output]
+    ) -> int | None:
         if direction is Direction.CLIENT_TO_SERVER:
             pair_id = self._next_pair
             self._next_pair += 1
-            self._pending.append((pair_id, RESPONSE_TO[type(event)]))  # type: ignore[index]
+            self._remember((pair_id, RESPONSE_TO[type(event)]), start, out)  # type: ignore[index]
             return pair_id
         pending = self._pending
         for index, (answered, expected) in enumerate(pending):
@@ -258,16 +280,16 @@ class Observer(Checkpointable):
                 return answered
         return None
 
-    def _frame_failed(self, direction: Direction) -> None:
+    def _frame_failed(self, direction: Direction, start: int, out: list[Output]) -> None:
         """A well-framed message that broke the rules: keep pairing in step."""
         if direction is Direction.CLIENT_TO_SERVER:
-            self._pending.append((None, Error))  # its answer is an Error with nothing to pair
+            self._remember((None, Error), start, out)  # answered by an Error, nothing to pair
         elif self._pending:
             self._pending.popleft()
 
-    def _frame_lost(self, direction: Direction) -> None:
+    def _frame_lost(self, direction: Direction, start: int, out: list[Output]) -> None:
         """A whole frame fell into a gap."""
         if direction is Direction.CLIENT_TO_SERVER:
-            self._pending.append((None, None))
+            self._remember((None, None), start, out)
         elif self._pending:
             self._pending.popleft()

@@ -42,6 +42,8 @@ from collections import deque
 from collections.abc import Sequence
 from typing import ClassVar
 
+import attrs
+
 from s3p_codec._core import (
     Direction,
     Observed,
@@ -74,8 +76,9 @@ __all__ = ["MAX_PENDING", "Observer"]
 MAX_PENDING = 100_000
 """Requests an Observer keeps awaiting a reply, by default (``Observer(max_pending=...)``).
 
-Each costs its typed request (its records included) for as long as it waits, so the bound keeps
-a capture of a client that pipelines without end (or whose replies were lost) in bounded memory.
+Each costs about 100 bytes while it waits (its id and what pairing needs, never its records),
+so the bound keeps a capture of a client that pipelines without end (or whose replies were
+lost) in bounded memory: about 10 MB per conversation at most.
 """
 
 _COMMAND_START = re.compile(rb"\*[234]\r\n\$[4-6]\r\n(?i:CREATE|APPEND|READ|TRIM|DELETE)\r\n")
@@ -87,6 +90,19 @@ _KEEP = 64  # bytes kept while hunting: a start pattern may straddle two chunks
 _ANY_READ = Read(b"?")
 _ANY_APPEND = Append(b"?", (b"?",))
 _ANY_OK = Delete(b"?")
+_STAND_INS: dict[type[Request], Request] = {
+    Append: _ANY_APPEND, Create: Create(b"?"), Trim: Trim(b"?"), Delete: _ANY_OK
+}
+
+
+def _slim(request: Request) -> Request:
+    """What pairing needs of ``request``: its type, and a READ's bounds (count, MIN_ID or
+    MIN_TIMESTAMP) that its reply is checked against. Never its records or stream name, so a
+    request waiting for its reply costs about 100 bytes however large it was (issue 29.11)."""
+    if type(request) is Read:
+        assert isinstance(request, Read)
+        return attrs.evolve(request, stream=b"?", block_ms=None)
+    return _STAND_INS.get(type(request), request)
 
 
 class _Side:
@@ -391,7 +407,7 @@ class Observer(Checkpointable):
             self._forget_oldest()
         elif self._overflowing and len(pending) < self.max_pending // 2:
             self._overflowing = False
-        pending.append((pair_id, request))
+        pending.append((pair_id, _slim(request)))
         self._by_shape[_shape(request)].append(pair_id)
 
     def _forget_oldest(self) -> None:
