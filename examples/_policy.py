@@ -50,6 +50,7 @@ __all__ = [
     "Gatekeeper",
     "Watched",
     "WatchedCodec",
+    "WriteProgress",
     "add_arguments",
     "peer_address",
     "serve_guarded",
@@ -154,8 +155,31 @@ class Activity:
     (an append session between two inputs): waiting for the client, so idle."""
     writing_since: float | None = None
     """Since when the server has waited for the client to take a response (None: not)."""
+    writer: WriteProgress | None = None
+    """The adapter whose write progress is watched (``serve_guarded`` sets it)."""
     _reads: int = 0
     _writes: int = 0
+    _written_seen: int = 0
+    _write_stall: float | None = None
+
+    def _writer_stalled_since(self) -> float | None:
+        """Since when ``writer`` has waited without its byte count moving, sampled at each
+        look (so a stall is seen at most one sweep late)."""
+        writer = self.writer
+        if writer is None or not writer.write_waiting:
+            self._write_stall = None
+            return None
+        written = writer.bytes_written
+        if self._write_stall is None or written != self._written_seen:
+            self._written_seen = written
+            self._write_stall = self.clock()
+        return self._write_stall
+
+    @property
+    def write_stalled_since(self) -> float | None:
+        """Since when a response has waited for the client without progress (None: not)."""
+        waits = [t for t in (self.writing_since, self._writer_stalled_since()) if t is not None]
+        return min(waits) if waits else None
 
     @last.default
     def _now(self) -> float:
@@ -164,7 +188,7 @@ class Activity:
     @property
     def stalled_since(self) -> float | None:
         """Since when the server has waited on its client without progress (for shedding)."""
-        waits = [t for t in (self.reading_since, self.writing_since) if t is not None]
+        waits = [t for t in (self.reading_since, self.write_stalled_since) if t is not None]
         return min(waits) if waits else None
 
     @contextlib.contextmanager
@@ -218,13 +242,24 @@ class Activity:
         partial = self.partial_since
         if slow and partial is not None and now - partial >= slow:
             return "request too slow"
-        if slow and self.writing_since is not None and now - self.writing_since >= slow:
+        stalled = self.write_stalled_since
+        if slow and stalled is not None and now - stalled >= slow:
             return "response not taken"
         if idle and self.reading_since is not None and now - self.reading_since >= idle:
             return "idle"
         if idle and not self.busy and partial is None and now - self.last >= idle:
             return "idle"
         return None
+
+
+class WriteProgress(Protocol):
+    """What the policy reads of an adapter's writes (``s3p_codec.io``'s async adapters)."""
+
+    @property
+    def bytes_written(self) -> int: ...
+
+    @property
+    def write_waiting(self) -> bool: ...
 
 
 class WatchedCodec(Generic[SendT, EventT]):
@@ -450,15 +485,9 @@ async def serve_guarded(
         codec = conn.conn
         assert isinstance(codec, WatchedCodec)
         activity = codec.activity
-        write = conn._write  # the adapter's one write step, watched
-
-        async def watched_write(data: bytes) -> None:
-            # A reader that never reads leaves ``drain`` waiting: that is no progress, and
-            # the sweeper closes the connection after the request time-out.
-            with activity.waiting_to_write():
-                await write(data)
-
-        conn._write = watched_write  # type: ignore[method-assign]
+        # A reader that never reads leaves the adapter's write waiting with its byte count
+        # still: no progress, and the sweeper closes the connection after the request time-out.
+        activity.writer = conn
         async with gatekeeper.guard(peer_address(conn.writer), activity) as guard:
             if not guard.refused:
                 await handler(conn)

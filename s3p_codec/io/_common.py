@@ -24,7 +24,7 @@ import contextlib
 import enum
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from types import TracebackType
 from typing import Generic, Self, TypeVar, cast
 
@@ -43,6 +43,7 @@ __all__ = [
     "HOLD",
     "RECEIVE",
     "WRITE",
+    "WRITE_PIECE",
     "AdapterCore",
     "After",
     "Driver",
@@ -66,6 +67,11 @@ A peer that never reads must not keep a closing connection (and its task) alive 
 
 FLUSH_SIZE = 64 * 1024
 """Bytes kept by ``send(..., flush=False)`` before they are written anyway (bounded memory)."""
+
+WRITE_PIECE = 64 * 1024
+"""Bytes the asyncio and trio adapters hand their transport at a time, waiting for each to be
+taken before the next: the transport never holds much more than this of a large write, and
+``Driver.bytes_written`` moves as the peer reads."""
 
 
 def error_reply_bytes(conn: Connection[SendT, EventT], error: RemoteProtocolError) -> bytes:
@@ -270,6 +276,29 @@ class Driver(ABC, Generic[SendT, EventT]):
         self._receive_size = receive_size
         self.close_timeout = close_timeout
         """Seconds a close waits for the peer to take the last bytes before it just closes."""
+        self._written = 0
+        self._writes_waiting = 0
+
+    @property
+    def bytes_written(self) -> int:
+        """Bytes the transport has taken so far (asyncio: drained below its high-water mark;
+        trio: accepted by ``send_all``). A server watches it to tell a slow reader, whose
+        count moves, from one that never reads (write progress)."""
+        return self._written
+
+    @property
+    def write_waiting(self) -> bool:
+        """True while a write waits for the transport to take bytes (the peer to read)."""
+        return self._writes_waiting > 0
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Around an adapter's wait for its transport (keeps ``write_waiting`` true)."""
+        self._writes_waiting += 1
+        try:
+            yield
+        finally:
+            self._writes_waiting -= 1
 
     @property
     def conn(self) -> Connection[SendT, EventT]:

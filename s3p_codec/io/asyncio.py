@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from s3p_codec._core.connection import Connection
-from s3p_codec.io._common import CLOSE_TIMEOUT, DEFAULT_RECEIVE_SIZE, Driver
+from s3p_codec.io._common import CLOSE_TIMEOUT, DEFAULT_RECEIVE_SIZE, WRITE_PIECE, Driver
 
 __all__ = ["AsyncioConnection", "connect", "serve"]
 
@@ -57,10 +57,29 @@ class AsyncioConnection(Driver[SendT, EventT]):
         self.writer = writer
 
     async def _write(self, data: bytes) -> None:
-        # write() takes every byte at once; drain() waits while the transport holds too many
-        # (back-pressure). Cancelling drain() loses nothing: the bytes are the transport's.
-        self.writer.write(data)
-        await self.writer.drain()
+        # write() takes every byte it is given at once, so a large write is handed over in
+        # WRITE_PIECE pieces, each after drain() let the one before go (back-pressure): the
+        # transport holds at most its high-water mark plus a piece. A cancel loses nothing
+        # already handed over; the pieces not yet handed over are held again.
+        writer = self.writer
+        if len(data) <= WRITE_PIECE:
+            writer.write(data)
+            with self._writing():
+                await writer.drain()
+            self._written += len(data)
+            return
+        view = memoryview(data)
+        done = 0
+        try:
+            with self._writing():
+                while done < len(data):
+                    start, done = done, min(done + WRITE_PIECE, len(data))
+                    writer.write(view[start:done])
+                    await writer.drain()
+                    self._written += done - start
+        except BaseException:
+            self._core.unsent(data[done:])
+            raise
 
     async def _receive(self, size: int) -> bytes:
         return await self.reader.read(size)

@@ -31,7 +31,7 @@ except ModuleNotFoundError as exc:  # one clear line naming the extra, not a bar
     raise MissingExtra("trio", "s3p_codec.io.trio", exc.name or "trio") from None
 
 from s3p_codec._core.connection import Connection
-from s3p_codec.io._common import CLOSE_TIMEOUT, DEFAULT_RECEIVE_SIZE, Driver
+from s3p_codec.io._common import CLOSE_TIMEOUT, DEFAULT_RECEIVE_SIZE, WRITE_PIECE, Driver
 
 __all__ = ["TrioConnection", "connect", "serve"]
 
@@ -64,10 +64,21 @@ class TrioConnection(Driver[SendT, EventT]):
         self.stream = stream
 
     async def _write(self, data: bytes) -> None:
+        # In WRITE_PIECE pieces, so that ``bytes_written`` moves as the peer reads.
+        start = done = 0
         try:
-            await self.stream.send_all(data)
+            with self._writing():
+                view = memoryview(data)
+                while done < len(data):
+                    start, done = done, min(done + WRITE_PIECE, len(data))
+                    await self.stream.send_all(view[start:done])
+                    self._written += done - start
         except trio.BusyResourceError:
-            self._core.unsent(data)  # refused before a byte went out: another task is sending
+            if start == 0:
+                self._core.unsent(data)  # refused before a byte went out: another task sends
+                raise
+            self._core.abandon()
+            await trio.aclose_forcefully(self.stream)
             raise
         except BaseException:
             # Cancelled or broken part-way: some unknown prefix of data went out.
