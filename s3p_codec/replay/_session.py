@@ -113,8 +113,8 @@ class Live:
                 self.closed = f"the target's bytes broke the protocol: {exc}"
                 return tuple(live), self.closed
             progress(len(live))
-            if recorded and self.dialect.answer_done(recorded, live):
-                return tuple(live), None
+            if self.dialect.answer_done(recorded, live) and (recorded or live):
+                return tuple(live), None  # unrecorded: the first live answer ends the grace
             if self.closed is not None:
                 return tuple(live), self.closed
             remaining = deadline - time.monotonic()

@@ -7,6 +7,7 @@ import json
 import socket
 from pathlib import Path
 
+import attrs
 import pytest
 
 from s3p_codec import replay
@@ -120,3 +121,27 @@ def test_clock_values_keep_the_recorded_order_not_one_partner() -> None:
     assert pairing.meet("timestamp", 16, 675) == (
         "timestamp 675 is later than 673, though 16 was earlier than 17"
     )
+
+
+def test_a_live_answer_to_a_request_with_none_recorded_stays_at_that_request(
+    start_server: StartServer,
+) -> None:
+    """Conversation #21 (APPEND a b, then APPEND c) as if the first answer had not been
+    recorded: its live answer is waited for (a bounded grace) and reported there, and the
+    second request is compared with its own answer, not with the first one's."""
+    create, _, conversation, *_ = replay.load_conversations([str(CAPTURES / "s3p.pcap")])
+    assert conversation.id.endswith("#21")
+    first, second = conversation.exchanges
+    unanswered = attrs.evolve(first, answer=(), answer_ts=())
+    cut = attrs.evolve(conversation, exchanges=(unanswered, second))
+    options = replay.Options(timeout=5, grace=2)
+    created, result = replay.replay_conversations(
+        [create, cut], start_server("s3p_server"), options=options
+    )
+    assert created.outcome == "identical"
+    asked, then = result.requests
+    assert asked.difference == "answer: 0 items recorded, 1 live"
+    assert [type(e).__name__ for e in asked.live] == ["AppendReply"]
+    assert then.difference is None
+    assert then.live[0].timestamp > asked.live[0].timestamp  # type: ignore[attr-defined]
+    assert result.first_difference is asked
