@@ -217,8 +217,11 @@ _PCAP_MAGIC = {
     b"\xa1\xb2\x3c\x4d": (">", 1_000_000_000),
 }
 _PCAPNG_SHB = b"\x0a\x0d\x0d\x0a"
-_MIN_SANE_CAPLEN = 1 << 18
-"""A record longer than both this and the file's snap length is corruption, not a packet."""
+MAX_RECORD = 1 << 18
+"""Largest classic pcap record accepted, whatever the file header's snap length says: libpcap's
+``MAXIMUM_SNAPLEN`` (256 KiB, its bound for every link type read here) and Wireshark's
+``WTAP_MAX_PACKET_SIZE_STANDARD``, both of which refuse a longer record as corruption. Trusting
+the snap length let a 9 MB gzip whose record claims 2 GiB of zeros end in MemoryError."""
 MAX_BLOCK = 64 << 20
 """Largest pcapng block accepted (libpcap stops at 16 MiB); a longer one is corruption."""
 READ_CHUNK = 1 << 20
@@ -251,7 +254,7 @@ def _classic_records(
     file as if it were whole: a capture killed mid-write must say where it breaks off.
     """
     record = struct.Struct(order + "IIII")
-    limit = max(snaplen, _MIN_SANE_CAPLEN)
+    limit = MAX_RECORD
     read = stream.read
     number = 0
     while head := _read_exactly(read, 16):
@@ -263,7 +266,8 @@ def _classic_records(
         sec, frac, caplen, _ = record.unpack(head)
         if caplen > limit:
             raise CaptureFileError(
-                name, f"broken at packet {number} (claims {caplen} bytes, snap length {snaplen})"
+                name, f"broken at packet {number} (claims {caplen} bytes, over the {MAX_RECORD}"
+                " bytes any record may hold, MAX_RECORD)"
             )
         data = _read_exactly(read, caplen)
         if len(data) < caplen:

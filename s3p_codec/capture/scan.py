@@ -27,9 +27,9 @@ from typing import IO
 from s3p_codec.capture._remote import open_input
 from s3p_codec.capture.pcap import (
     _ADDRESSES,
-    _MIN_SANE_CAPLEN,
     _PCAP_MAGIC,
     FRAMES,
+    MAX_RECORD,
     READ_CHUNK,
     CaptureFileError,
     Packet,
@@ -154,10 +154,10 @@ class SegmentReader:
         of ``READ_CHUNK`` bytes read at a time; ``packets`` counts them as they come. Raises
         ``CaptureFileError`` where ``pcap._classic_records`` does (a record cut short, an
         impossible length), after the records before it."""
-        order, divisor, snaplen = self._format
+        order, divisor, _ = self._format  # the snap length is not trusted: MAX_RECORD
         name = self.path
         unpack_record = struct.Struct(order + "IIII").unpack_from
-        limit = max(snaplen, _MIN_SANE_CAPLEN)
+        limit = MAX_RECORD
         read = raw.read
         buf = b""
         pos = 0
@@ -177,8 +177,8 @@ class SegmentReader:
             sec, frac, caplen, _ = unpack_record(buf, pos)
             if caplen > limit:
                 raise CaptureFileError(
-                    name, f"broken at packet {number} (claims {caplen} bytes, snap length "
-                    f"{snaplen})"
+                    name, f"broken at packet {number} (claims {caplen} bytes, over the "
+                    f"{MAX_RECORD} bytes any record may hold, MAX_RECORD)"
                 )  # fmt: skip
             base = pos + 16
             end = base + caplen

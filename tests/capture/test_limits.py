@@ -185,7 +185,7 @@ def test_a_record_claiming_4_gib_costs_only_what_the_file_holds(tmp_path: Path, 
 
         header = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 0xFFFFFFFF, 1)
         path.write_bytes(header + struct.pack("<IIII", 0, 0, 0xFFFFFFF0, 0xFFFFFFF0) + bytes(99))
-        expected = "broken inside packet 1 (99 of its 4294967280 bytes)"
+        expected = "broken at packet 1 (claims 4294967280 bytes, over the 262144 bytes"
     else:
         data = write_capture(Flow().handshake(), fmt="pcapng")
         path.write_bytes(data + b"\x06\x00\x00\x00\xfc\xff\xff\x0f" + bytes(99))
