@@ -68,6 +68,10 @@ def register(sub: Any) -> None:
         help="longest wait for one answer, server-pushed data included (5)",
     )  # fmt: skip
     parser.add_argument(
+        "--grace", type=_positive, default=0.25, metavar="SECONDS",
+        help="wait for a live answer to a request that had none recorded (0.25)",
+    )  # fmt: skip
+    parser.add_argument(
         "--concurrency", type=int, default=8, metavar="N",
         help="conversations replayed at once when the capture has them overlap (8)",
     )  # fmt: skip
@@ -90,7 +94,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except (OSError, capture.CaptureFileError) as exc:
         print(f"s3p-codec replay: {exc}", file=sys.stderr)
         return 2
-    options = replay.Options(speed=args.pace, timeout=args.timeout, concurrency=args.concurrency)
+    options = replay.Options(
+        speed=args.pace, timeout=args.timeout, concurrency=args.concurrency, grace=args.grace
+    )
     results = replay.replay_conversations(conversations, target, baseline=baseline,
                                           options=options)  # fmt: skip
     write = replay.write_jsonl if args.format == "jsonl" else replay.write_text

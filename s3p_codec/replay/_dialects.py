@@ -8,6 +8,7 @@ Everything else (sending, decoding, comparing) is generic.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,7 +17,6 @@ import attrs
 from s3p_codec import Role, durable, pravega, rustlog, s2s, s3p
 from s3p_codec.replay._compare import Assigned
 from s3p_codec.replay._conversations import Conversation, Exchange
-from s3p_codec.replay._h2 import Http2Client
 
 __all__ = ["DIALECTS", "Dialect"]
 
@@ -221,13 +221,20 @@ DURABLE = Dialect(
 _S2S_ASSIGNED = {"timestamp": "timestamp", "seq_num": "seq_num"}
 
 
-def _s2s_client(
-    conversation: Conversation, host: str, port: int
-) -> s2s.Http1Connection | Http2Client:
+def _s2s_client(conversation: Conversation, host: str, port: int) -> object:
     """HTTP/2 when the recorded client spoke it (the official SDKs), else HTTP/1.1."""
     if conversation.http2:
+        # h2 is imported only here: it is not a runtime dependency (see _s2s_unreplayable).
+        from s3p_codec.replay._h2 import Http2Client  # noqa: PLC0415
+
         return Http2Client(f"{host}:{port}")
     return s2s.Http1Connection(Role.CLIENT, host=f"{host}:{port}")
+
+
+def _s2s_unreplayable(conversation: Conversation) -> str | None:
+    if conversation.http2 and importlib.util.find_spec("h2") is None:
+        return "replaying S2S over HTTP/2 needs the h2 package (pip install h2)"
+    return None
 
 
 def _s2s_regroup(exchanges: tuple[Exchange, ...]) -> tuple[Exchange, ...]:
@@ -277,6 +284,7 @@ S2S = Dialect(
     streaming=(s2s.SessionResponse, s2s.ReadBatch),
     handshake=(s2s.SessionRequest,),
     regroup=_s2s_regroup,
+    unreplayable=_s2s_unreplayable,
 )
 
 DIALECTS: dict[str, Dialect] = {d.name: d for d in (S3P, RUSTLOG, PRAVEGA, DURABLE, S2S)}

@@ -22,14 +22,52 @@ import h2.config
 import h2.connection
 import h2.events
 import h2.exceptions
+import h11
 
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role, s2s
 from s3p_codec._core import NeedData
-from s3p_codec.s2s.http import build_request, check_response
 
 __all__ = ["Http2Client"]
 
 _MAX_ERROR_BODY = 64 * 1024
+_HOP_BY_HOP = {b"host", b"transfer-encoding", b"connection"}  # not allowed in HTTP/2 (8.2.2)
+
+
+def _request_head(request: s2s.SessionRequest, authority: bytes) -> list[tuple[bytes, bytes]]:
+    """The request's HTTP/2 header block: the head ``s2s.Http1Connection`` builds (the one
+    place that knows S2S request heads), read back with h11, as pseudo-headers and fields."""
+    wire = s2s.Http1Connection(Role.CLIENT, host=authority.decode()).send(request)
+    reader = h11.Connection(h11.SERVER)
+    reader.receive_data(wire)
+    head = reader.next_event()
+    assert isinstance(head, h11.Request)
+    fields = [(bytes(k), bytes(v)) for k, v in head.headers if bytes(k) not in _HOP_BY_HOP]
+    return [
+        (b":method", bytes(head.method)), (b":scheme", b"http"), (b":authority", authority),
+        (b":path", bytes(head.target)), *fields,
+    ]  # fmt: skip
+
+
+def _response_head(
+    request: s2s.SessionRequest, status: int, fields: list[tuple[bytes, bytes]], body: bytes
+) -> object:
+    """``SessionResponse`` or ``ErrorResponse`` of a response head (and a refusal's body), as
+    ``s2s.Http1Connection`` judges it (the codec's rules, not a copy of them)."""
+    judge = s2s.Http1Connection(Role.CLIENT, host="replay")
+    judge.send(request)
+    lines = [f"HTTP/1.1 {status} \r\n".encode()]
+    lines += [k + b": " + v + b"\r\n" for k, v in fields if k not in _HOP_BY_HOP
+              and k != b"content-length"]  # fmt: skip
+    lines.append(b"content-length: %d\r\n\r\n" % (len(body) if status != 200 else 0))
+    judge.receive_data(b"".join(lines) + (body if status != 200 else b""))
+    try:
+        event = judge.next_event()
+    except s2s.SessionTerminated as refused:
+        terminal = refused.terminal
+        return s2s.ErrorResponse(terminal.status, terminal.code, terminal.message)
+    if event is NEED_DATA:
+        raise RemoteProtocolError(f"an HTTP {status} without a body", code=s2s.ErrorCode.BAD_FRAME)
+    return event
 
 
 class Http2Client:
@@ -46,7 +84,9 @@ class Http2Client:
         self._h2.initiate_connection()
         self._authority = host.encode("ascii")
         self._sessions: dict[int, s2s.Connection] = {}
+        self._requests: dict[int, s2s.SessionRequest] = {}
         self._errors: dict[int, tuple[int, bytearray]] = {}  # stream -> non-200 status, body
+        self._heads: dict[int, tuple[int, list[tuple[bytes, bytes]]]] = {}  # status, fields
         self._pending: dict[int, bytearray] = {}  # stream -> body bytes no window took yet
         self._ending: set[int] = set()  # streams to end once their pending bytes are out
         self._current: int | None = None
@@ -73,16 +113,13 @@ class Http2Client:
         return self.data_to_send()
 
     def _open(self, request: s2s.SessionRequest) -> None:
-        method, target, headers = build_request(request)
         stream = self._h2.get_next_available_stream_id()
         self._h2.send_headers(
             stream,
-            [
-                (b":method", method), (b":scheme", b"http"), (b":authority", self._authority),
-                (b":path", target), *headers,
-            ],
+            _request_head(request, self._authority),
             end_stream=request.session is s2s.Session.READ,
-        )  # fmt: skip
+        )
+        self._requests[stream] = request
         self._sessions[stream] = s2s.Connection(
             Role.CLIENT, request.session, compression=request.accept
         )
@@ -167,11 +204,12 @@ class Http2Client:
         fields = [(bytes(k), bytes(v)) for k, v in headers or []]
         status = next((int(v) for k, v in fields if k == b":status"), 0)
         plain = [(k, v) for k, v in fields if not k.startswith(b":")]
+        self._heads[stream] = (status, plain)
         if status != 200:
             self._errors[stream] = (status, bytearray())
             return
         try:
-            self._events.append(check_response(status, plain))
+            self._events.append(_response_head(self._requests[stream], status, plain, b""))
         except RemoteProtocolError as exc:
             self._failure = exc
 
@@ -189,13 +227,13 @@ class Http2Client:
         refused = self._errors.pop(stream, None)
         if refused is not None:
             status, body = refused
+            fields = self._heads[stream][1]
             try:
-                check_response(status, [], bytes(body))
-            except s2s.SessionTerminated as exc:
-                terminal = exc.terminal
                 self._events.append(
-                    s2s.ErrorResponse(terminal.status, terminal.code, terminal.message)
+                    _response_head(self._requests[stream], status, fields, bytes(body))
                 )
+            except RemoteProtocolError as exc:
+                self._failure = exc
             return
         session = self._sessions.get(stream)
         if session is not None and session.state is s2s.ConnectionState.OPEN:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -19,11 +19,19 @@ from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError
 from s3p_codec.replay._compare import Pairing, first_difference, translate
 from s3p_codec.replay._conversations import Conversation, Exchange
 from s3p_codec.replay._dialects import Dialect
-from s3p_codec.replay._h2 import Http2Client
 
 __all__ = ["Target", "Live", "open_live"]
 
 _RECEIVE = 65536
+
+
+@runtime_checkable
+class _Transport(Protocol):
+    """A client codec that owes its peer bytes after receiving (the HTTP/2 client)."""
+
+    ended: str | None
+
+    def data_to_send(self) -> bytes: ...
 
 
 @attrs.frozen
@@ -138,7 +146,7 @@ class Live:
     def _answer_transport(self) -> None:
         """HTTP/2 owes its peer bytes after receiving (acknowledgements, window updates), and
         a GOAWAY ends the conversation as a close does."""
-        if not isinstance(self.codec, Http2Client):
+        if not isinstance(self.codec, _Transport):
             return
         if self.codec.ended is not None and self.closed is None:
             self.closed = self.codec.ended

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from s3p_codec import replay
+from s3p_codec import replay, s2s
 from tests.replay.conftest import CAPTURES, StartServer
 
 SAMPLES = {
@@ -238,3 +238,14 @@ def test_s2s_http2_a_connection_cap_is_reported_at_the_append_of_the_shed_sessio
     assert shed.live == ()
     assert shed.difference is not None
     assert shed.difference.startswith("no answer: the target closed the connection")
+
+
+def test_s2s_http2_a_missing_stream_is_an_error_response_at_the_session_request(
+    start_server: StartServer,
+) -> None:
+    results = _replay(CAPTURES / "s2s_h2.pcap", start_server("s2_server", "--heartbeat", "1"))
+    assert _differing(results) == {"22": 0, "46": 0, "69": 0, "90": 0}
+    first = results[1].first_difference
+    assert first is not None
+    assert first.difference == "answer[0]: SessionResponse recorded, ErrorResponse live"
+    assert first.live == (s2s.ErrorResponse(404, "stream_not_found", first.live[0].message),)  # type: ignore[attr-defined]
