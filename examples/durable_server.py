@@ -96,6 +96,8 @@ class Stream:
     of each ancestor, oldest first (offsets into the parents, never a walk per read)."""
     depth: int = 0
     """Forks between this stream and its root (bounded by ``Settings.max_fork_depth``)."""
+    base: int = 0
+    """The position its own first entry begins at (a fork's offset into its source)."""
 
     def notify(self) -> None:
         for waiter in self.waiters:
@@ -116,6 +118,11 @@ def _position(offset: str) -> int:
 
 def _end(entry: Entry) -> int:
     return entry.end
+
+
+def _weight(entry: Entry) -> int:
+    """The bytes an entry adds to a response (JSON: each message and its separator)."""
+    return len(entry.data) + sum(len(item) + 1 for item in entry.items)
 
 
 class Store:
@@ -174,9 +181,10 @@ class Store:
         return tuple(kept)
 
     @staticmethod
-    def entries_after(stream: Stream, start: str) -> Iterator[Entry]:
-        """The entries a reader of ``stream`` sees after ``start``, inherited ones first:
-        found by bisection in each piece of the history, then read in order."""
+    def entries_after(stream: Stream, start: str) -> Iterator[tuple[int, Entry]]:
+        """The entries a reader of ``stream`` sees that end after ``start`` (with the position
+        each begins at), inherited ones first: found by bisection in each piece of the
+        history, then read in order."""
         if start == offsets.BEGINNING:
             after = -1
         else:
@@ -186,7 +194,7 @@ class Store:
         for owner, count in (*stream.history, (stream, len(stream.entries))):
             entries = owner.entries
             for index in range(bisect.bisect_right(entries, after, 0, count, key=_end), count):
-                yield entries[index]
+                yield (entries[index - 1].end if index else owner.base), entries[index]
 
     def append_entry(self, stream: Stream, data: bytes, items: tuple[bytes, ...]) -> Entry:
         size = sum(len(i) + 1 for i in items) if stream.json else len(data)
@@ -337,6 +345,7 @@ class App:
             content_type=content_type,
             json=is_json,
             tail=tail,
+            base=_position(tail),
             ttl=ttl,
             expires_at=expires_at,
             last_access=self.clock(),
@@ -397,9 +406,10 @@ class App:
         )
 
     def _sub_offset_prefix(self, source: Stream, anchor: str, sub: int) -> Entry | None:
-        first = next(self.store.entries_after(source, anchor), None)
-        if first is None:
+        found = next(self.store.entries_after(source, anchor), None)
+        if found is None:
             return None
+        first = found[1]
         if source.json:
             if sub > len(first.items):
                 return None
@@ -528,17 +538,63 @@ class App:
         return offset
 
     def _slice(self, stream: Stream, start: str) -> tuple[list[Entry], bool]:
-        """Entries after ``start`` up to ``max_chunk`` bytes, and whether that is all of them."""
+        """What follows ``start``, up to ``max_chunk`` bytes, and whether that is all of it.
+
+        Whole entries, except that ``max_chunk`` bounds what one response (or SSE event) queues
+        on its connection: an entry larger than that is served in parts, and an offset inside an
+        entry is the byte (JSON: message) position it names; the read goes on from there."""
+        limit = self.settings.max_chunk
+        after = -1 if start == offsets.BEGINNING else _position(start)
         taken: list[Entry] = []
         size = 0
-        for entry in self.store.entries_after(stream, start):
-            if taken and size + len(entry.data) + sum(map(len, entry.items)) > (
-                self.settings.max_chunk
-            ):
+        for begin, entry in self.store.entries_after(stream, start):
+            if begin >= after and _weight(entry) <= limit - size:
+                taken.append(entry)
+                size += _weight(entry)
+                continue
+            if taken:  # whole entries only after the first
                 return taken, False
-            taken.append(entry)
-            size += len(entry.data) + sum(map(len, entry.items))
+            # Read from inside an entry, or an entry over ``max_chunk``: a part of it.
+            piece = self._part(stream, entry, begin, after - begin, limit)
+            taken.append(piece)
+            size += _weight(piece)
+            if piece.end < entry.end:
+                return taken, False
         return taken, True
+
+    @staticmethod
+    def _part(stream: Stream, entry: Entry, begin: int, skip: int, room: int) -> Entry:
+        """The part of ``entry`` (which begins at ``begin``) after its first ``skip`` bytes (JSON:
+        the messages they cover) and within ``room`` bytes: at least one byte, character
+        (``text/*``) or message, so every read makes progress."""
+        skip = max(skip, 0)
+        if stream.json:
+            kept: list[bytes] = []
+            position = used = 0
+            for item in entry.items:
+                if position >= skip:
+                    if kept and used + len(item) + 1 > room:
+                        break
+                    kept.append(item)
+                    used += len(item) + 1
+                position += len(item) + 1
+            end = begin + position  # after the last message kept (or read past)
+            return Entry(offsets.format_offset(0, end), b"", tuple(kept), end)
+        data = entry.data
+        cut = min(len(data), skip + max(room, 1))
+        if stream.content_type.startswith("text/"):
+            # Not inside a UTF-8 sequence: back to the character's first byte, or (when that
+            # leaves nothing) on past its last.
+            back = cut
+            while skip < back < len(data) and data[back] & 0xC0 == 0x80:
+                back -= 1
+            if back == skip:
+                while cut < len(data) and data[cut] & 0xC0 == 0x80:
+                    cut += 1
+            else:
+                cut = back
+        end = begin + cut
+        return Entry(offsets.format_offset(0, end), data[skip:cut], (), end)
 
     def _body(self, stream: Stream, entries: list[Entry]) -> bytes:
         if stream.json:
