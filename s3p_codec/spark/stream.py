@@ -13,12 +13,16 @@ exactly once.
    path is read: the content column is pruned, so a file is never loaded whole); the JVM
    names each file's *capture set* (``capture_set``: the path without its digit runs, so the
    files of one ``tcpdump -C``/``-G`` rotation are one set);
-2. files are grouped by capture set (``applyInPandasWithState``), and one Python step per set
-   and micro-batch restores the set's decoder from a *snapshot* kept in Spark's state store
-   (``FlowTable.snapshot``: per open conversation, both directions' reassembly, the protocol
-   Observer, the bytes after the last complete message, what pairs replies with requests),
-   reads the new files itself, in capture order, with the single-process reader, emits their
-   rows and saves the new snapshot.
+2. the paths are shuffled so that each capture set is in one partition, and one stateless
+   Python step (``mapInArrow``) per partition and micro-batch restores each set's decoder from
+   its newest *snapshot* (``FlowTable.snapshot``: per open conversation, both directions'
+   reassembly, the protocol Observer, the bytes after the last complete message, what pairs
+   replies with requests), reads the new files itself, in capture order, with the
+   single-process reader, emits their rows and writes the next snapshot. The snapshots live
+   beside the query's checkpoint (``<checkpoint>/capture-state``), written exactly once per
+   committed micro-batch (``_snapshots``: a retried micro-batch resumes from the parent of the
+   snapshot it wrote); Spark's state store is not used, as its Python operator costs half a
+   second per micro-batch by itself.
 
 So no payload byte goes through the JVM (only paths in, rows out), there is one Python stage,
 and a micro-batch costs what its new bytes cost, whatever the age of the conversations: a
@@ -48,26 +52,25 @@ import os
 import re
 import signal
 import time
-import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
-import pandas as pd
+import pyarrow as pa
 
 from s3p_codec._core import SnapshotError, checkpoint
 from s3p_codec.capture import CaptureFileError, Limits, Row, capture_error_row, capture_order, lanes
 from s3p_codec.capture.inputs import open_input
 from s3p_codec.capture.observe import FlowTable
 from s3p_codec.capture.scan import SegmentReader
+from s3p_codec.spark._snapshots import SnapshotChain
 from s3p_codec.spark.flows import rows_to_batch, spark_ddl
 from s3p_codec.spark.segments import file_error
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
-    from pyspark.sql.streaming.state import GroupState
 
 __all__ = [
     "MAX_STATE_BYTES",
@@ -76,7 +79,7 @@ __all__ = [
     "batch_line",
     "capture_set",
     "committed_files",
-    "decode_group",
+    "decode_set",
     "local_path",
     "run_until_stopped",
     "start_stream",
@@ -89,11 +92,6 @@ batch decoder's idle timeout, ``capture.DEFAULT_IDLE_TIMEOUT``)."""
 
 MAX_STATE_BYTES = 64 << 20
 """Bytes one conversation's snapshot may take in the state store (see the module docstring)."""
-
-STATE_DDL = "snapshot binary"
-"""Per capture set: the snapshot of its decoding state (``FlowTable.snapshot``: per open
-conversation its reassembly, its Observer and what is in flight; the closed keys kept for
-strays)."""
 
 _BINARY_FILE_DDL = "path string, modificationTime timestamp, length bigint, content binary"
 """The schema of Spark's ``binaryFile`` source (a streaming source must be given it)."""
@@ -131,11 +129,6 @@ def committed_files(out: str | os.PathLike[str]) -> list[str]:
     return found
 
 
-def _frame(rows: list[Row]) -> pd.DataFrame:
-    frame: pd.DataFrame = rows_to_batch(rows).to_pandas(integer_object_nulls=True)
-    return frame
-
-
 def capture_set(path: str) -> str:
     """The capture set a file belongs to: its path with the digit runs taken out, so the files
     of one rotation (``cap.pcap``, ``cap.pcap1``, ... of ``tcpdump -C``; ``cap-<time>.pcap`` of
@@ -146,47 +139,71 @@ def capture_set(path: str) -> str:
 _DIGIT_RUNS = re.compile(r"[0-9]+")
 
 
-def decode_group(
-    key: tuple[Any, ...],
-    frames: Iterator[pd.DataFrame],
-    state: GroupState,
+def decode_set(
+    capture_set_name: str,
+    paths: Sequence[str],
+    state: str,
     decode_as: Mapping[int, str],
     *,
     timeout: float = STATE_TIMEOUT,
     max_state_bytes: int = MAX_STATE_BYTES,
     batch_rows: int = 4096,
-) -> Iterator[pd.DataFrame]:
-    """One capture set's step of a micro-batch (the function ``applyInPandasWithState`` runs):
-    restore its decoder from the snapshot, decode the set's new files in capture order, emit
-    their rows, keep the new snapshot.
+) -> Iterator[list[Row]]:
+    """One capture set's step of a micro-batch: restore its decoder from the newest snapshot in
+    the directory ``state`` (``_snapshots``), decode the set's new files in capture order,
+    yield their rows (lists of at most about ``batch_rows``), and write the next snapshot.
 
     The files are read here, by the task, straight into the decoder (``lanes.scan``, the
     single-process reader): only their paths went through the JVM, and no segment is shuffled.
     """
+    files = capture_order(paths)
+    chain = SnapshotChain(state, capture_set_name)
+    start = chain.resume(files)
     rows: list[Row] = []
     table: FlowTable | None = None
-    if state.exists:
-        (blob,) = state.get
+    if start.blob is not None:
         try:
-            table = FlowTable.restore(bytes(blob))
+            table = FlowTable.restore(start.blob)
         except SnapshotError as exc:  # a checkpoint of another version: start afresh, say so
-            rows.append(_lost_state_row(str(key[0]), exc))
+            rows.append(_lost_state_row(capture_set_name, exc))
     if table is None:
         table = FlowTable.with_limits(decode_as, limits=Limits(idle_timeout=timeout))
-    paths = capture_order({local_path(str(p)) for frame in frames for p in frame["path"]})
-    for path in paths:
+    for path in files:
         for found in _file_rows(table, path):
             rows += found
             if len(rows) >= batch_rows:
-                yield _frame(rows)
+                yield rows
                 rows = []
     blob = table.snapshot()
     if len(blob) > max_state_bytes:
         rows += _evict_oversized(table, max_state_bytes)
         blob = table.snapshot()
-    state.update((blob,))
+    # Rows and snapshot both before the task ends: Spark commits the rows only once every
+    # task is done, so a snapshot without its committed rows is replaced by the retry.
+    chain.save(start.sequence, files, blob)
     if rows:
-        yield _frame(rows)
+        yield rows
+
+
+def _decode_partition(
+    batches: Iterator[pa.RecordBatch],
+    state: str,
+    decode_as: Mapping[int, str],
+    timeout: float,
+    max_state_bytes: int,
+) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` step: this partition's new files, by capture set (Spark put each set
+    in one partition), decoded into record batches of rows."""
+    sets: dict[str, list[str]] = {}
+    for batch in batches:
+        for uri in batch.column(0).to_pylist():
+            path = local_path(str(uri))
+            sets.setdefault(capture_set(path), []).append(path)
+    for name in sorted(sets):
+        for rows in decode_set(
+            name, sets[name], state, decode_as, timeout=timeout, max_state_bytes=max_state_bytes
+        ):
+            yield rows_to_batch(rows)
 
 
 def _file_rows(table: FlowTable, path: str) -> Iterator[list[Row]]:
@@ -233,42 +250,31 @@ def stream_events(
     pattern: str,
     decode_as: Mapping[int, str] | None = None,
     *,
+    state: str,
     timeout: float = STATE_TIMEOUT,
     max_state_bytes: int = MAX_STATE_BYTES,
     max_files_per_trigger: int | None = None,
 ) -> DataFrame:
     """A streaming DataFrame of the decoded events of the capture files matching ``pattern``
     (a glob or a directory), as new files appear. Rows have the columns of
-    ``capture.COLUMNS``."""
+    ``capture.COLUMNS``. ``state`` is the directory of the decoders' snapshots (beside the
+    query's checkpoint: ``start_stream`` puts it there); a query restarted with the same
+    checkpoint must be given the same ``state``."""
     from pyspark.sql import functions as F  # noqa: PLC0415
-    from pyspark.sql.streaming.state import GroupStateTimeout  # noqa: PLC0415
 
     ports = dict(decode_as or {})
+    folder = local_path(state)
 
-    def step(
-        key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: GroupState
-    ) -> Iterator[pd.DataFrame]:
-        return decode_group(
-            key, frames, state, ports, timeout=timeout, max_state_bytes=max_state_bytes
-        )
+    def step(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return _decode_partition(batches, folder, ports, timeout, max_state_bytes)
 
-    with warnings.catch_warnings():
-        # pyspark 4 warns that pandas 3 is "not yet fully supported" whenever it plans a Python
-        # step; the frames here hold plain columns that both versions convert alike (the
-        # stream tests compare every row with the batch decoder's).
-        warnings.filterwarnings("ignore", message=".*not yet fully support pandas.*")
-        reader = spark.readStream.format("binaryFile").schema(_BINARY_FILE_DDL)
-        if max_files_per_trigger:
-            reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
-        files = reader.load(pattern).select("path")
-        capture_sets = files.withColumn("capture_set", _capture_set_column(F))
-        return capture_sets.groupBy("capture_set").applyInPandasWithState(
-            step,
-            outputStructType=spark_ddl(),
-            stateStructType=STATE_DDL,
-            outputMode="append",
-            timeoutConf=GroupStateTimeout.NoTimeout,
-        )
+    reader = spark.readStream.format("binaryFile").schema(_BINARY_FILE_DDL)
+    if max_files_per_trigger:
+        reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
+    files = reader.load(pattern).select("path")
+    # Each capture set to one partition (only paths are shuffled), then one Python stage.
+    by_set = files.repartition(_capture_set_column(F))
+    return by_set.mapInArrow(step, spark_ddl())
 
 
 def _capture_set_column(functions: Any) -> Any:
@@ -290,9 +296,10 @@ def start_stream(
 ) -> StreamingQuery:
     """Start the query: rows appended to the Parquet directory ``out`` exactly once, progress
     and state in ``checkpoint`` (restart with the same ``checkpoint`` to go on)."""
+    state = os.path.join(local_path(checkpoint), "capture-state")
     events = stream_events(
-        spark, pattern, decode_as, timeout=timeout, max_state_bytes=max_state_bytes,
-        max_files_per_trigger=max_files_per_trigger,
+        spark, pattern, decode_as, state=state, timeout=timeout,
+        max_state_bytes=max_state_bytes, max_files_per_trigger=max_files_per_trigger,
     )  # fmt: skip
     return (
         events.writeStream.format("parquet")

@@ -135,51 +135,71 @@ def test_a_query_killed_and_restarted_from_its_checkpoint_loses_and_repeats_noth
     assert parquet_rows(out) == want, log.read_text()[-3000:]
 
 
-class FakeState:
-    """What ``decode_group`` uses of PySpark's ``GroupState``."""
+@pytest.mark.slow
+def test_sigterm_lets_the_running_micro_batch_commit_and_stops_with_one_line(
+    tmp_path: Path,
+) -> None:
+    stage, watch = tmp_path / "stage", tmp_path / "watch"
+    stage.mkdir()
+    watch.mkdir()
+    files = rotated_set(stage)
+    out, checkpoint, log = tmp_path / "out", tmp_path / "ckpt", tmp_path / "query.log"
+    query = _start(watch, out, checkpoint, log)
+    try:
+        moved = rotate_in(files, watch, pause=0.1)
+        wait_for(lambda: "batch " in log.read_text(), 120, "a line per micro-batch")
+        wait_for(lambda: len(parquet_rows(out)) >= len(batch_rows(moved)), 120, "every row")
+        query.send_signal(signal.SIGTERM)
+        status = query.wait(90)
+    finally:
+        if query.poll() is None:
+            _kill(query)
+    text = log.read_text()
+    assert status == 0, text[-3000:]
+    assert "stopped after batch" in text
+    assert "Traceback" not in text, text[-3000:]
+    assert "Py4J" not in text, text[-3000:]
+    assert parquet_rows(out) == batch_rows(moved)
 
-    def __init__(self) -> None:
-        self.value: tuple[Any, ...] | None = None
 
-    @property
-    def exists(self) -> bool:
-        return self.value is not None
+def _run(paths: Sequence[Path], state: Path, **options: Any) -> list[str]:
+    """One micro-batch of ``decode_set`` over ``paths`` (given in any order)."""
+    from s3p_codec.spark.stream import decode_set
 
-    @property
-    def get(self) -> tuple[Any, ...]:
-        assert self.value is not None
-        return self.value
-
-    def update(self, value: tuple[Any, ...]) -> None:
-        self.value = value
+    batches = decode_set("set", [str(p) for p in paths], str(state), {}, **options)
+    return [repr(r) for rows in batches for r in rows_to_batch(rows).to_pylist()]
 
 
-def _run(paths: Sequence[Path], state: FakeState, **options: Any) -> list[str]:
-    """One micro-batch of ``decode_group`` over ``paths`` (given in any order)."""
-    import pandas as pd
-    import pyarrow as pa
-
-    from s3p_codec.spark.stream import decode_group
-
-    frames = iter([pd.DataFrame({"path": [f"file://{p}" for p in paths]})])
-    out = list(decode_group(("set",), frames, state, {}, **options))  # type: ignore[arg-type]
-    schema = capture.arrow_schema()
-    tables = [pa.Table.from_pandas(f, schema=schema, preserve_index=False) for f in out]
-    return [repr(r) for table in tables for r in table.to_pylist()]
+def _newest(state: Path) -> bytes:
+    """The newest snapshot's ``FlowTable`` blob in ``state``."""
+    newest = sorted(state.rglob("*.snap"))[-1]
+    return newest.read_bytes().split(b"\n", 1)[1]
 
 
 def test_a_capture_set_split_over_micro_batches_gives_the_rows_of_one_pass(
     tmp_path: Path,
 ) -> None:
     files = rotated_set(tmp_path)  # four conversations, each across several files
-    state = FakeState()
+    state = tmp_path / "state"
     rows: list[str] = []
     for start in range(0, len(files), 2):
         rows += _run(list(reversed(files[start : start + 2])), state)  # any order within one
-        assert state.exists
     assert sorted(rows) == batch_rows(files)
-    table = capture.FlowTable.restore(state.get[0])
-    assert not table.flows  # all closed (FIN both ways): only their keys, for strays
+    assert not capture.FlowTable.restore(_newest(state)).flows  # all closed: keys only
+    assert len(list(state.rglob("*.snap"))) == 3  # the newest three are kept
+
+
+def test_a_retried_micro_batch_gives_the_same_rows_once_from_the_parent_snapshot(
+    tmp_path: Path,
+) -> None:
+    files = rotated_set(tmp_path)
+    state = tmp_path / "state"
+    first = _run(files[:2], state)
+    second = _run(files[2:4], state)
+    again = _run(files[2:4], state)  # the task or the query failed after the snapshot
+    assert again == second
+    rest = _run(files[4:], state)
+    assert sorted(first + second + rest) == batch_rows(files)
 
 
 def test_a_conversation_far_longer_than_max_state_bytes_is_carried_whole(tmp_path: Path) -> None:
@@ -190,11 +210,11 @@ def test_a_conversation_far_longer_than_max_state_bytes_is_carried_whole(tmp_pat
     packets = conversation(("10.0.0.1", 40000), ("10.0.0.2", 7500),
                            s3p_exchanges(b"long", 3000))  # fmt: skip
     files = write_rotated(tmp_path, "cap.pcap", packets, len(packets) // 30 + 1)
-    state = FakeState()
+    state = tmp_path / "state"
     rows: list[str] = []
     for path in files:
         rows += _run([path], state, max_state_bytes=64 * 1024)
-        assert len(state.get[0]) < 64 * 1024
+        assert len(_newest(state)) < 64 * 1024
     assert not any("StateLimit" in row for row in rows)
     assert sorted(rows) == batch_rows(files)
 
@@ -210,18 +230,20 @@ def test_a_conversation_over_max_state_bytes_is_closed_with_a_row_that_says_so(
     pieces = [("c", wire[at : at + 1460]) for at in range(0, len(wire), 1460)]
     packets = conversation(("10.0.0.1", 40000), ("10.0.0.2", 7500), pieces)
     first = write_pcap(tmp_path / "cap.pcap", packets[:150])  # about 215 KB of it
-    state = FakeState()
+    state = tmp_path / "state"
     rows = _run([first], state, max_state_bytes=100_000)
     assert any("StateLimit" in row and "state_limit" in row for row in rows)
-    assert not capture.FlowTable.restore(state.get[0]).flows
+    assert not capture.FlowTable.restore(_newest(state)).flows
 
 
 def test_a_snapshot_this_version_cannot_read_gives_a_row_and_decoding_goes_on(
     tmp_path: Path,
 ) -> None:
+    from s3p_codec.spark._snapshots import SnapshotChain
+
     files = rotated_set(tmp_path)
-    state = FakeState()
-    state.value = (b"S3PK\x00old",)  # format 0: an earlier version's checkpoint
+    state = tmp_path / "state"
+    SnapshotChain(str(state), "set").save(0, ["older.pcap"], b"S3PK\x00old")  # format 0
     rows = _run(files, state)
     assert any("SnapshotError" in row and "not restored" in row for row in rows)
     assert any("'kind': 'event'" in row for row in rows)
@@ -233,8 +255,7 @@ def test_a_file_that_is_not_a_capture_gives_its_error_row_and_the_set_goes_on(
     files = rotated_set(tmp_path)
     broken = tmp_path / f"cap.pcap{len(files)}"
     broken.write_bytes(b"not a capture at all")
-    state = FakeState()
-    rows = _run([*files, broken], state)
+    rows = _run([*files, broken], tmp_path / "state")
     assert sorted(rows) == batch_rows([*files, broken])
     assert any("capture_error" in row for row in rows)
 
