@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 from collections.abc import Callable
 
-__all__ = ["LOG_FORMAT", "add_address", "add_verbose", "prog", "run", "setup_logging"]
+__all__ = [
+    "LOG_FORMAT", "add_address", "add_verbose", "description", "parser", "prog", "run",
+    "setup_logging",
+]  # fmt: skip
 
 
 def _ordinary(error: BaseException) -> BaseException | None:
@@ -57,6 +61,29 @@ LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
 def prog(module: str) -> str:
     """The program name usage lines show: how it is run (``python -m examples.NAME``)."""
     return f"python -m examples.{module}"
+
+
+def description(doc: str | None) -> str:
+    """A module docstring as ``--help`` text: the reStructuredText that reads well in the API
+    docs (``::`` before a literal block, ````code````, ``:class:`X```) made plain."""
+    lines = []
+    for line in (doc or "").strip().splitlines():
+        if line.strip() == "::":
+            continue
+        line = re.sub(r"(\S)::$", r"\1:", line)
+        line = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", line)
+        lines.append(line.replace("``", ""))
+    text = "\n".join(lines)
+    return re.sub(r"\n{3,}", "\n\n", text)
+
+
+def parser(module: str, doc: str | None) -> argparse.ArgumentParser:
+    """An example's parser: its usage line and its docstring, plain and laid out as written."""
+    return argparse.ArgumentParser(
+        prog=prog(module),
+        description=description(doc),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def add_address(parser: argparse.ArgumentParser, port: int, *, server: bool) -> None:

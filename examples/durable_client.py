@@ -15,7 +15,6 @@ JWK Set before it trusts the notification; ``claim_wake`` is one pull-wake worke
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
@@ -232,9 +231,7 @@ async def demo(base_url: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog=_cli.prog("durable_client"), description=__doc__.split("\n\n")[0]
-    )
+    parser = _cli.parser("durable_client", __doc__)
     parser.add_argument("url", nargs="?", default="http://127.0.0.1:4437")
     args = parser.parse_args(argv)
     return asyncio.run(demo(args.url))

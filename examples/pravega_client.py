@@ -231,9 +231,7 @@ async def _main(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=_cli.prog("pravega_client"), description="Pravega example writer / tailing reader"
-    )
+    parser = _cli.parser("pravega_client", __doc__)
     _cli.add_address(parser, 12345, server=False)
     parser.add_argument("command", choices=["write", "read"])
     parser.add_argument("segment")

@@ -111,9 +111,7 @@ def to_json(event: object) -> object:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog=_cli.prog("rustlog_client"), description=__doc__.split("\n")[0]
-    )
+    parser = _cli.parser("rustlog_client", __doc__)
     _cli.add_address(parser, 9092, server=False)
     parser.add_argument("--timeout", type=float, default=10.0)
     commands = parser.add_subparsers(dest="command", required=True)

@@ -57,8 +57,7 @@ def _timestamp(text: str) -> s3p.Timestamp:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m examples.s3p_client", description=__doc__)
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser = _cli.parser("s3p_client", __doc__)
     _cli.add_address(parser, 7500, server=False)
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per reply (10)")
     parser.add_argument(

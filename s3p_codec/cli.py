@@ -3,9 +3,10 @@
 ::
 
     s3p-codec decode FILE|DIR|GLOB|-... [--decode-as PORT=PROTO]... [-Y FILTER] [-c N]
-                     [--format table|jsonl|parquet] [--out PATH] [-t relative|absolute|epoch]
+                     [--format table|json|jsonl|parquet] [--out PATH]
+                     [-t relative|absolute|epoch] [--wide] [-e FIELD]...
     s3p-codec decode --follow FILE ...
-    s3p-codec stats FILE|DIR|GLOB|-... [--decode-as PORT=PROTO]... [--format table|json]
+    s3p-codec stats FILE|DIR|GLOB|-... [--decode-as PORT=PROTO]... [--format table|json|jsonl]
     s3p-codec live -i IFACE [BPF FILTER...] [decode's options]
     s3p-codec fuzz PROTOCOL HOST:PORT [--seconds N] [--seed S] [--allow-remote]
     s3p-codec replay CAPTURE... --to HOST:PORT [--decode-as PORT=PROTO]... [--pace recorded|xN]
@@ -112,17 +113,35 @@ def _missing(command: str, exc: ImportError) -> int:
     return 2
 
 
+DECODE_FORMATS = ("table", "json", "jsonl", "parquet")
+"""``decode``/``live`` output formats; ``stats`` takes the same ones but Parquet."""
+STATS_FORMATS = ("table", "json", "jsonl")
+
+
 def _add_output(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--format", choices=("table", "jsonl", "parquet"),
-        help="output format (default: from --out's suffix, .parquet or .jsonl/.ndjson, "
-        "else table)",
+        "--format", choices=DECODE_FORMATS,
+        help="output format (default: from --out's suffix, .parquet, .json or .jsonl/.ndjson, "
+        "else table); json is one array of rows, jsonl one row per line",
     )  # fmt: skip
     parser.add_argument("--out", metavar="PATH", help="output file (default: stdout)")
-    parser.add_argument(
+    table = parser.add_argument_group("table")
+    table.add_argument(
         "-t", "--time", choices=("relative", "absolute", "epoch"), default="relative",
-        help="table time column: seconds since the first row (default), UTC date and time, or "
-        "epoch seconds; JSON lines and Parquet always hold epoch seconds",
+        help="time column: seconds since the earliest packet of all the input files, taken "
+        "together in time order, so never negative across files (default; with -, --follow "
+        "and live: since the first row), UTC date and time, or epoch seconds; JSON and "
+        "Parquet always hold epoch seconds",
+    )  # fmt: skip
+    table.add_argument(
+        "--wide", action="store_true",
+        help="cut no cell (default: fit the terminal width, COLUMNS or the tty; error codes, "
+        "numbers and times are never cut; a pipe or a file is never cut)",
+    )  # fmt: skip
+    table.add_argument(
+        "-e", "--field", dest="fields", action="append", default=[], metavar="FIELD",
+        help="show this column (repeatable, or comma-separated), like tshark -e: any of "
+        "capture.COLUMNS, e.g. -e ts -e stream -e error_code -e detail",
     )  # fmt: skip
 
 
@@ -130,7 +149,8 @@ def _output_format(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     fmt: str | None = args.format
     if fmt is None:
         suffix = os.path.splitext(args.out or "")[1].lower()
-        fmt = {".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix, "table")
+        formats = {".parquet": "parquet", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+        fmt = formats.get(suffix, "table")
     if fmt == "parquet" and not args.out:
         parser.error("--format parquet needs --out PATH")
     return fmt
@@ -162,7 +182,10 @@ def register_stats(sub: SubParsers) -> None:
         "gaps and request-to-reply latency percentiles (ms).",
     )
     _add_capture_inputs(parser)
-    parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.add_argument(
+        "--format", choices=STATS_FORMATS, default="table",
+        help="table (default), json (one array) or jsonl (one protocol per line)",
+    )  # fmt: skip
     parser.set_defaults(handler=lambda args: _run(parser, args, "stats"), follow=False)
 
 
@@ -174,7 +197,11 @@ def register_live(sub: SubParsers) -> None:
         description="Run tcpdump -U -w - on IFACE (with an optional BPF filter) and print one "
         "row per event as soon as it is complete; Ctrl-C prints the stats summary.",
     )
-    parser.add_argument("-i", "--interface", required=True, metavar="IFACE")
+    parser.add_argument(
+        "-i", "--interface", required=True, metavar="IFACE",
+        help="network interface to capture on, as tcpdump -i takes it: lo, eth0, any "
+        "(tcpdump -D lists them)",
+    )  # fmt: skip
     parser.add_argument(
         "bpf", nargs="*", metavar="FILTER", help="BPF capture filter, as tcpdump takes it"
     )

@@ -246,8 +246,8 @@ def test_table_time_is_relative_by_default_and_absolute_on_request(
 ) -> None:
     assert main(["decode", str(capture)]) == 0
     rows = _table_rows(capsys.readouterr().out)
-    assert rows[0][1] == "0.000000"
-    assert rows[1][1] == "0.001000"
+    assert rows[0][1] == "0.003000"  # since the capture's first packet (the handshake)
+    assert rows[1][1] == "0.004000"
     assert main(["decode", str(capture), "-t", "epoch"]) == 0
     assert _table_rows(capsys.readouterr().out)[0][1] == "1700000000.004000"
     assert main(["decode", str(capture), "-t", "absolute"]) == 0

@@ -11,23 +11,32 @@ stderr; when none could be read at all the exit status is 2, as tshark's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import IO, Any, TextIO, cast
 
 import attrs
 
 from s3p_codec.capture.inputs import expand_inputs
 from s3p_codec.capture.observe import FileOutcome, Limits, decode_files, decode_stream
-from s3p_codec.capture.pcap import READ_CHUNK, PrefixedStream
+from s3p_codec.capture.pcap import READ_CHUNK, Packet, PrefixedStream, read_packets
 from s3p_codec.capture.rowfilter import FilterError, RowFilter, compile_filter
-from s3p_codec.capture.table import Row, Summary, format_summary, format_table
+from s3p_codec.capture.table import (
+    COLUMN_NAMES,
+    STATS_COLUMNS,
+    Row,
+    Summary,
+    format_summary,
+    format_table,
+)
 
 __all__ = ["CaptureRun", "FollowedFile", "TcpdumpError", "start_tcpdump"]
 
@@ -152,7 +161,10 @@ class CaptureRun:
     interface: str | None = None
     bpf: list[str] = attrs.Factory(list)
     tcpdump: str = "tcpdump"
+    wide: bool = False
+    fields: list[str] = attrs.Factory(list)
     outcomes: list[FileOutcome] = attrs.Factory(list)
+    _paths: list[str] = attrs.Factory(list)
     summary: Summary = attrs.Factory(Summary)
     _cleanup: list[Callable[[], None]] = attrs.Factory(list)
 
@@ -171,10 +183,16 @@ class CaptureRun:
             raise ValueError("--follow takes exactly one FILE")
         if "-" in inputs and len(inputs) > 1:
             raise ValueError("- (standard input) cannot be mixed with other inputs")
+        specs = getattr(args, "fields", None) or []
+        fields = [f.strip() for spec in specs for f in spec.split(",") if f.strip()]
+        unknown = [f for f in fields if f not in COLUMN_NAMES]
+        if unknown:
+            raise ValueError(f"-e: unknown field {unknown[0]!r}; fields: {', '.join(COLUMN_NAMES)}")
         return cls(
             command, inputs, ports, limits, keep, args.count, args.progress, args.follow,
             time=getattr(args, "time", "relative"), interface=getattr(args, "interface", None),
             bpf=list(getattr(args, "bpf", [])), tcpdump=getattr(args, "tcpdump", "tcpdump"),
+            wide=getattr(args, "wide", False), fields=fields,
         )  # fmt: skip
 
     @property
@@ -212,8 +230,9 @@ class CaptureRun:
                 cast(IO[bytes], followed), self.ports, name=self.inputs[0], limits=self.limits,
                 on_file=self._note,
             )  # fmt: skip
+        self._paths = expand_inputs(self.inputs)
         return decode_files(
-            expand_inputs(self.inputs), self.ports, progress=self.progress, limits=self.limits,
+            self._paths, self.ports, progress=self.progress, limits=self.limits,
             on_file=self._note,
         )  # fmt: skip
 
@@ -262,7 +281,7 @@ class CaptureRun:
         return 0
 
     def _write(self, rows: Iterator[Row], fmt: str, out_path: str | None) -> None:
-        from s3p_codec.capture.table import write_jsonl, write_parquet  # noqa: PLC0415
+        from s3p_codec.capture.table import write_json, write_jsonl, write_parquet  # noqa: PLC0415
 
         if self.command == "stats":
             for _ in rows:
@@ -270,6 +289,9 @@ class CaptureRun:
             table = self.summary.table()
             if fmt == "json":
                 print(json.dumps(table, indent=2))
+            elif fmt == "jsonl":
+                for entry in table:
+                    print(json.dumps({c: entry[c] for c in STATS_COLUMNS}))
             else:
                 for line in format_summary(table):
                     print(line)
@@ -284,10 +306,47 @@ class CaptureRun:
             if fmt == "jsonl":
                 write_jsonl(rows, out, flush=self.streaming)
                 return
-            for line in format_table(rows, time=self.time):
+            if fmt == "json":
+                write_json(rows, out)
+                return
+            width = None if self.wide else _terminal_width(out)
+            lines = format_table(
+                rows, time=self.time, origin=self._origin(), width=width, fields=self.fields
+            )
+            for line in lines:
                 out.write(line + "\n")
                 if self.streaming:
                     out.flush()
+
+
+    def _origin(self) -> float | None:
+        """Where ``-t relative`` counts from: the earliest first packet of all input files, so
+        that times across files (rotated or not, in any order) never go negative; None for a
+        stream (standard input, --follow, live), where it is the first row's time."""
+        if self.time != "relative" or self.streaming:
+            return None
+        firsts = []
+        for path in self._paths:
+            try:
+                packets = cast(Generator[Packet, None, None], read_packets(path))
+                with contextlib.closing(packets):
+                    first = next(packets, None)
+            except Exception:  # unreadable inputs are reported by the decode itself
+                continue
+            if first is not None:
+                firsts.append(first.ts)
+        return min(firsts, default=None)
+
+
+def _terminal_width(out: TextIO) -> int | None:
+    """The width to fit the table to: ``COLUMNS``, else the terminal's; None (cut nothing)
+    when writing to a pipe or a file, as tshark does."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if out.isatty():
+        return shutil.get_terminal_size().columns
+    return None
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -15,7 +15,7 @@ import json
 import math
 import operator
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 import attrs
@@ -31,6 +31,7 @@ __all__ = [
     "Row",
     "RowErrorCode",
     "Summary",
+    "TABLE_FIELDS",
     "TIME_FORMATS",
     "arrow_schema",
     "format_table",
@@ -38,6 +39,7 @@ __all__ = [
     "rows_to_dataframe",
     "summarize",
     "format_summary",
+    "write_json",
     "write_jsonl",
     "write_parquet",
 ]
@@ -239,6 +241,19 @@ def write_jsonl(rows: Iterable[Row], out: IO[str], *, flush: bool = False) -> in
     return written
 
 
+def write_json(rows: Iterable[Row], out: IO[str]) -> int:
+    """One JSON array of row objects (``--format json``, as ``stats`` writes its table),
+    written row by row so memory stays bounded; return how many rows were written."""
+    written = 0
+    out.write("[")
+    for row in rows:
+        out.write(",\n " if written else "\n ")
+        out.write(json.dumps(row.as_dict(), ensure_ascii=False, separators=(",", ":")))
+        written += 1
+    out.write("\n]\n" if written else "]\n")
+    return written
+
+
 def write_parquet(rows: Iterable[Row], path: str, batch_rows: int = 50_000) -> int:
     """Write rows to a Parquet file in batches (memory bounded by ``batch_rows``)."""
     import pyarrow as pa  # noqa: PLC0415 - heavy, and only some callers want Parquet
@@ -273,36 +288,44 @@ def _batches(rows: Iterable[Row], size: int) -> Iterator[list[Row]]:
 
 
 _TABLE_COLUMNS = (
-    ("first_packet", "pkt", 6),
-    ("ts", "time", 17),
-    ("protocol", "proto", 7),
-    ("direction", "dir", 3),
-    ("event_type", "event", 20),
-    ("pair_id", "pair", 5),
-    ("latency_ms", "latency", 10),
-    ("stream", "stream", 16),
-    ("offset", "offset", 22),
-    ("count", "count", 5),
-    ("wire_bytes", "bytes", 7),
-    ("error_code", "error", 16),
-    ("detail", "detail", 0),
+    # (column, title, width, may be cut when the terminal is narrow)
+    ("first_packet", "pkt", 6, False),
+    ("ts", "time", 17, False),
+    ("protocol", "proto", 7, False),
+    ("direction", "dir", 3, False),
+    ("event_type", "event", 14, True),
+    ("pair_id", "pair", 4, False),
+    ("latency_ms", "latency", 9, False),
+    ("stream", "stream", 12, True),
+    ("offset", "offset", 16, True),
+    ("count", "count", 5, False),
+    ("wire_bytes", "bytes", 6, False),
+    ("error_code", "error", 12, False),
+    ("detail", "detail", 0, True),
 )
+_TITLES = {name: title for name, title, _, _ in _TABLE_COLUMNS}
+TABLE_FIELDS = tuple(name for name, _, _, _ in _TABLE_COLUMNS)
+"""The table's default columns, in order; ``format_table(fields=...)`` (``-e FIELD``) picks
+others among ``COLUMNS``."""
+_GROWS = {"error_code": 20, "stream": 32, "offset": 24, "event_type": 18}
+"""How wide a cut column may grow when the terminal has room (the rest goes to ``detail``)."""
+_MIN_WIDTH = 10
+_GAP = " "
 TIME_FORMATS = ("relative", "absolute", "epoch")
-"""How the table shows ``ts``: seconds since the first row (tshark's default), UTC date and time,
-or seconds since the epoch (what JSON lines and Parquet always hold)."""
-_TIME_WIDTH = {"relative": 12, "absolute": 26, "epoch": 17}
+"""How the table shows ``ts``: seconds since the earliest packet of the inputs (tshark's default,
+across files in time order), UTC date and time, or seconds since the epoch (what JSON lines and
+Parquet always hold)."""
+_TIME_WIDTH = {"relative": 13, "absolute": 26, "epoch": 17}
 
 
-def _cell(name: str, value: object, width: int) -> str:
+def _cell(name: str, value: object) -> str:
     if value is None:
         return ""
     if name == "direction":
         return "->" if value == "client_to_server" else "<-" if value else ""
     if name == "latency_ms" and isinstance(value, float):
         return f"{value:.3f}ms"
-    text = str(value)
-    limit = width or 200
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return str(value)
 
 
 def _time_cell(ts: float, time: str, origin: float) -> str:
@@ -314,22 +337,71 @@ def _time_cell(ts: float, time: str, origin: float) -> str:
     return f"{ts:.6f}"
 
 
+def _layout(fields: Sequence[str], time: str, width: int | None) -> list[tuple[str, int, bool]]:
+    """(column, width, may be cut) for each field, fitted to ``width`` (None: nothing is cut).
+
+    A narrow terminal shrinks the cut columns down to ``_MIN_WIDTH`` each; a wide one grows
+    them up to ``_GROWS``, and the last column (``detail``) takes the rest of the line.
+    """
+    known = {name: (w, cut) for name, _, w, cut in _TABLE_COLUMNS}
+    names = list(fields)
+    widths: dict[str, int] = {}
+    cuts: dict[str, bool] = {}
+    for name in names:
+        base, cut = known.get(name, (max(len(name), 10), True))
+        widths[name] = _TIME_WIDTH[time] if name == "ts" else base
+        cuts[name] = cut
+    if width is None:
+        return [(n, widths[n], False) for n in names]
+    body = names[:-1]
+    fixed = sum(widths[n] for n in body) + len(_GAP) * len(body)
+    room = width - fixed - (widths[names[-1]] or _MIN_WIDTH)  # the last column keeps some
+    for name in body:
+        if room >= 0:
+            break
+        if cuts[name] and widths[name] > _MIN_WIDTH:
+            give = min(widths[name] - _MIN_WIDTH, -room)
+            widths[name] -= give
+            room += give
+    for name, grow in _GROWS.items():
+        if room > 0 and name in body and widths[name] < grow:
+            give = min(grow - widths[name], room)
+            widths[name] += give
+            room -= give
+    return [(n, widths[n], cuts[n]) for n in names]
+
+
 def format_table(
-    rows: Iterable[Row], *, time: str = "relative", origin: float | None = None
+    rows: Iterable[Row],
+    *,
+    time: str = "relative",
+    origin: float | None = None,
+    width: int | None = None,
+    fields: Sequence[str] | None = None,
 ) -> Iterator[str]:
     """Rows as aligned text lines for a terminal, a header first; each conversation introduced
     by a line naming its file, client and server.
 
     ``time`` is one of ``TIME_FORMATS``; relative times count from ``origin`` (default: the
-    first row's time). Rows other than events (errors, gaps, undecoded bytes, evicted
-    conversations, unreadable files) show their ``detail`` last. Lines come one per row as rows
-    come, so a live decode prints as it goes. Raises ValueError for an unknown ``time``.
+    first row's time; the command line passes the earliest first packet of its inputs, so
+    times never go negative across files). ``width`` is the terminal's: long stream, offset,
+    event and detail cells are cut to fit it and the columns grow when there is room; None (a
+    pipe, ``--wide``) cuts nothing. Error codes, numbers and times are never cut. ``fields``
+    picks the columns (``-e FIELD``; default ``TABLE_FIELDS``). Lines come one per row as rows
+    come, so a live decode prints as it goes. Raises ValueError for an unknown ``time`` or
+    field.
     """
     if time not in TIME_FORMATS:
         raise ValueError(f"time must be one of {TIME_FORMATS}, not {time!r}")
-    widths = {"ts": _TIME_WIDTH[time]}
-    columns = [(n, t, widths.get(n, w)) for n, t, w in _TABLE_COLUMNS]
-    header = "  ".join(title.ljust(width) for _, title, width in columns).rstrip()
+    chosen = tuple(fields) if fields else TABLE_FIELDS
+    unknown = [name for name in chosen if name not in COLUMN_NAMES]
+    if unknown:
+        raise ValueError(f"unknown field {unknown[0]!r}; fields: {', '.join(COLUMN_NAMES)}")
+    columns = _layout(chosen, time, width)
+    starts = [0]
+    for _, column_width, _ in columns:
+        starts.append(starts[-1] + column_width + len(_GAP))
+    header = _GAP.join(_TITLES.get(n, n).ljust(w) for n, w, _ in columns).rstrip()
     yield header
     current = None
     for row in rows:
@@ -342,16 +414,25 @@ def format_table(
         if row.conversation != current:
             current = row.conversation
             yield f"# {row.conversation}  {row.client} -> {row.server}  [{row.protocol}]"
-        cells = []
-        for name, _, width in columns:
+        line = ""
+        for index, (name, column_width, cut) in enumerate(columns):
             if name == "ts":
                 text = _time_cell(row.ts, time, origin)
-            elif name == "detail":
-                text = "" if row.kind == "event" else row.detail
             else:
-                text = _cell(name, getattr(row, name), width)
-            cells.append(text.ljust(width))
-        yield "  ".join(cells).rstrip()
+                text = _cell(name, getattr(row, name))
+            if index == len(columns) - 1:
+                if cut and width is not None:
+                    left = max(width - len(line), _MIN_WIDTH)
+                    text = text if len(text) <= left else text[: left - 3] + "..."
+                line += text
+                break
+            if cut and len(text) > column_width:
+                text = text[: column_width - 3] + "..."
+            line += text
+            # Pad to where the next column starts: a cell that could not be cut (a long error
+            # code) pushes only until the blank cells after it take the overflow back.
+            line += " " * max(starts[index + 1] - len(line), len(_GAP))
+        yield line.rstrip()
 
 
 STATS_COLUMNS = (
