@@ -456,16 +456,32 @@ class Activity:
     busy: bool = False
     codec: WatchedCodec | None = None
     writing_since: float | None = None
-    """Since when a reply has waited for the client to take it (None: not waiting)."""
+    """Since when a reply has waited for the client without progress (None: not waiting), as
+    last sampled from ``writer``."""
+    writer: _policy.WriteProgress | None = None
+    """The adapter whose write progress is watched (``bytes_written``, ``write_waiting``)."""
+    _written_seen: int = 0
 
     @property
     def stalled_since(self) -> float | None:
         """A connection whose reply is not taken counts as idle for shedding."""
         return self.writing_since
 
+    def _sample(self, now: float) -> None:
+        """A waiting write whose byte count moved since the last look is making progress."""
+        writer = self.writer
+        if writer is None or not writer.write_waiting:
+            self.writing_since = None
+            return
+        written = writer.bytes_written
+        if self.writing_since is None or written != self._written_seen:
+            self._written_seen = written
+            self.writing_since = now
+
     def overdue(self, now: float, policy: _policy.ConnectionPolicy) -> str | None:
         """Why the connection must close now (``"idle"``, ``"request too slow"``,
         ``"response not taken"``), or None."""
+        self._sample(now)
         idle, slow = policy.idle_timeout, policy.request_timeout
         partial = self.codec.partial_since if self.codec is not None else None
         if slow and partial is not None and now - partial >= slow:
@@ -479,6 +495,7 @@ class Activity:
     def next_check(self, now: float, policy: _policy.ConnectionPolicy) -> float:
         """Seconds until ``overdue`` may say something new. A request that starts arriving
         between two checks is caught at most ``slow`` late: checks come at least that often."""
+        self._sample(now)
         idle, slow = policy.idle_timeout, policy.request_timeout
         waits = [slow] if slow else []
         if idle:
@@ -576,16 +593,7 @@ async def serve_asyncio(server: Server, host: str, port: int) -> asyncio.Server:
             closing.append(reason)
             task.cancel()
 
-        write = conn._write  # the adapter's one write step, watched for progress
-
-        async def watched_write(data: bytes) -> None:
-            activity.writing_since = loop.time()
-            try:
-                await write(data)
-            finally:
-                activity.writing_since = None
-
-        conn._write = watched_write  # type: ignore[method-assign]
+        activity.writer = conn  # its write progress (bytes_written, write_waiting) is watched
         peer = conn.writer.get_extra_info("peername")
         key = server.admit(activity, str(peer[0]) if isinstance(peer, tuple) else "", close)
         if key is None:
