@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from s3p_codec._extras import MissingExtra
+from s3p_codec._extras import MissingExtra, require
 from s3p_codec._version import __version__
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -218,11 +218,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str
         return _missing(command, exc)
     ports = _ports(parser, args.decode_as)
     fmt = _output_format(parser, args) if command != "stats" else args.format
-    if fmt == "parquet":
-        try:
-            import pyarrow.parquet  # noqa: F401, PLC0415
-        except ImportError as exc:
-            return _missing(command, exc)
+    if fmt == "parquet":  # checked before any capture is read: MissingExtra, one line
+        require("parquet", f"s3p-codec {command} --format parquet", "pyarrow", "pandas")
     if args.progress:
         try:
             import tqdm  # noqa: F401, PLC0415

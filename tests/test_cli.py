@@ -196,7 +196,6 @@ sys.exit(main({argv!r}))
         ("dpkt", "decode", []),
         ("dpkt", "stats", []),
         ("sortedcontainers", "decode", []),
-        ("pyarrow", "decode", ["--out", "OUT.parquet"]),
         ("tqdm", "stats", ["--progress"]),
     ],
 )

@@ -11,23 +11,9 @@ from __future__ import annotations
 
 import importlib.util
 
+from s3p_codec._core.extras import MissingExtra
+
 __all__ = ["MissingExtra", "require"]
-
-
-class MissingExtra(ModuleNotFoundError):
-    """A feature was used without the extra that installs its dependencies.
-
-    A ``ModuleNotFoundError`` (so existing handlers still catch it) whose one-line message says
-    which feature, which module is missing and what to run: ``pip install 's3p-codec[EXTRA]'``.
-    """
-
-    def __init__(self, extra: str, feature: str, missing: str) -> None:
-        super().__init__(
-            f"{feature} needs the '{extra}' extra ({missing} is missing): "
-            f"pip install 's3p-codec[{extra}]'",
-            name=missing,
-        )
-        self.extra = extra
 
 
 def require(extra: str, feature: str, *modules: str) -> None:

@@ -16,6 +16,8 @@ import re
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit
 
+from s3p_codec._extras import MissingExtra
+
 __all__ = [
     "BLOCK_SIZE",
     "RemoteInputError",
@@ -73,9 +75,8 @@ def _filesystem(url: str) -> tuple[Any, str]:
     try:
         import fsspec  # noqa: PLC0415 - only URLs need it
     except ImportError:
-        raise RemoteInputError(
-            url, "reading URLs needs fsspec: pip install 's3p-codec[remote]'"
-        ) from None
+        scheme = url.partition("://")[0]
+        raise MissingExtra("remote", f"reading {scheme}:// URLs", "fsspec") from None
     try:
         fs, inner = fsspec.core.url_to_fs(url)
     except (ImportError, ValueError) as exc:

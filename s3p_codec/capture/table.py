@@ -20,6 +20,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
+from s3p_codec._extras import require
+
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
@@ -206,6 +208,7 @@ def rows_to_dataframe(rows: Iterable[Row], *, events: bool = True) -> pd.DataFra
 
     ``ts`` also comes as a ``time`` column of pandas timestamps (UTC) for plotting.
     """
+    require("parquet", "capture.rows_to_dataframe", "pandas")
     import pandas as pd  # noqa: PLC0415 - heavy, and only some callers want tables
 
     listed = list(rows)
@@ -222,6 +225,7 @@ def rows_to_dataframe(rows: Iterable[Row], *, events: bool = True) -> pd.DataFra
 
 def arrow_schema() -> pa.Schema:
     """The Parquet/Arrow schema of ``COLUMNS``."""
+    require("parquet", "capture.arrow_schema", "pyarrow")
     import pyarrow as pa  # noqa: PLC0415 - heavy, and only some callers want Parquet
 
     types = {"str": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
@@ -256,6 +260,7 @@ def write_json(rows: Iterable[Row], out: IO[str]) -> int:
 
 def write_parquet(rows: Iterable[Row], path: str, batch_rows: int = 50_000) -> int:
     """Write rows to a Parquet file in batches (memory bounded by ``batch_rows``)."""
+    require("parquet", "Parquet output", "pyarrow", "pandas")
     import pyarrow as pa  # noqa: PLC0415 - heavy, and only some callers want Parquet
     import pyarrow.parquet as pq  # noqa: PLC0415
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from s3p_codec._core.errors import RemoteProtocolError
+from s3p_codec._core.extras import MissingExtra
 from s3p_codec.durable._subscription_events import Jwk, Jwks
 from s3p_codec.durable._subscriptions import WebhookNotification, parse_notification
 
@@ -88,7 +89,16 @@ class WebhookSignature:
         return f"t={self.timestamp},kid={self.kid},ed25519={_b64url(self.signature)}"
 
 
+def _need_cryptography(feature: str) -> None:
+    """``MissingExtra`` naming the ``webhooks`` extra, not a bare ``ModuleNotFoundError``."""
+    try:
+        import cryptography  # noqa: F401, PLC0415 - optional extra
+    except ModuleNotFoundError:
+        raise MissingExtra("webhooks", feature, "cryptography") from None
+
+
 def _raw_public(key: Ed25519PrivateKey) -> bytes:
+    _need_cryptography("Durable Streams webhook keys")
     from cryptography.hazmat.primitives import serialization  # noqa: PLC0415 - optional extra
 
     return key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
@@ -120,6 +130,7 @@ def verify_webhook(
     """The verified signature of a received webhook; a non-fatal ``RemoteProtocolError`` (401)
     when the header is malformed, its ``kid`` unknown, its time outside ``window`` seconds of
     ``now`` or the signature wrong. Verify the raw body bytes, before parsing them."""
+    _need_cryptography("verify_webhook")
     from cryptography.exceptions import InvalidSignature  # noqa: PLC0415 - optional extra
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
         Ed25519PublicKey,

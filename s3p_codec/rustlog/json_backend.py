@@ -34,6 +34,7 @@ import attrs
 
 from s3p_codec._core.checkpoint import allow
 from s3p_codec._core.convert import as_tuple
+from s3p_codec._core.extras import MissingExtra
 from s3p_codec.rustlog.limits import MAX_JSON_DEPTH
 
 __all__ = ["ORJSON", "STDLIB", "JsonBackend", "JsonDecodeFailure", "backend", "default_backend"]
@@ -188,7 +189,8 @@ def default_backend() -> JsonBackend:
 def backend(name: str | JsonBackend | None = None) -> JsonBackend:
     """Resolve ``"json"``, ``"orjson"``, a backend, or None (the default).
 
-    Raises ``ValueError`` for an unknown name, or ``"orjson"`` without the orjson package.
+    Raises ``ValueError`` for an unknown name, and ``MissingExtra`` (extra ``orjson``) for
+    ``"orjson"`` without the orjson package.
     """
     if isinstance(name, JsonBackend):
         return name
@@ -198,6 +200,6 @@ def backend(name: str | JsonBackend | None = None) -> JsonBackend:
         return STDLIB
     if name == "orjson":
         if ORJSON is None:
-            raise ValueError("the orjson backend needs the orjson package (extra 'orjson')")
+            raise MissingExtra("orjson", "the rustlog orjson JSON backend", "orjson")
         return ORJSON
     raise ValueError(f"unknown JSON backend {name!r}; use 'json' or 'orjson'")

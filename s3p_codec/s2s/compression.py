@@ -21,7 +21,8 @@ import gzip
 import zlib
 from typing import Any
 
-from s3p_codec._core import LocalProtocolError, RemoteProtocolError
+from s3p_codec._core import RemoteProtocolError
+from s3p_codec._core.extras import MissingExtra
 from s3p_codec.s2s.events import ErrorCode
 from s3p_codec.s2s.limits import MAX_ZSTD_WINDOW
 
@@ -118,11 +119,11 @@ class Codec:
     def compress(self, data: bytes, compression: Compression) -> bytes:
         """Compress ``data`` (the caller applies the 1 KiB threshold).
 
-        Raises ``LocalProtocolError`` for zstd without the zstandard package (extra ``zstd``).
+        Raises ``MissingExtra`` (extra ``zstd``) for zstd without the zstandard package.
         """
         if compression is Compression.ZSTD:
             if _zstd is None:
-                raise LocalProtocolError(ZSTD_MISSING, code=ErrorCode.BAD_FRAME)
+                raise MissingExtra("zstd", "S2S zstd compression", "zstandard")
             if self._compressor is None:
                 self._compressor = _zstd.ZstdCompressor()
             return bytes(self._compressor.compress(data))
@@ -140,11 +141,11 @@ class Codec:
 def compress(data: bytes, compression: Compression) -> bytes:
     """Compress ``data`` (the caller applies the 1 KiB threshold).
 
-    Raises ``LocalProtocolError`` for zstd without the zstandard package (extra ``zstd``).
+    Raises ``MissingExtra`` (extra ``zstd``) for zstd without the zstandard package.
     """
     if compression is Compression.ZSTD:
         if _zstd is None:
-            raise LocalProtocolError(ZSTD_MISSING, code=ErrorCode.BAD_FRAME)
+            raise MissingExtra("zstd", "S2S zstd compression", "zstandard")
         return bytes(_zstd.ZstdCompressor().compress(data))
     if compression is Compression.GZIP:
         return gzip.compress(data, compresslevel=6, mtime=0)
@@ -272,7 +273,7 @@ def _zstd_frames(data: bytes) -> list[int | None]:
 
 def _unzstd(data: bytes, max_size: int, context: Any = None) -> bytes:
     if _zstd is None:
-        raise _error("zstd frame received but zstandard is not installed")
+        raise _error(f"zstd frame received but zstandard is not installed ({ZSTD_MISSING})")
     if context is None:
         context = _zstd.ZstdDecompressor(max_window_size=MAX_ZSTD_WINDOW)
     sizes = _zstd_frames(data)

@@ -38,8 +38,9 @@ from s3p_codec._core import (
     drain,
     finished,
 )
+from s3p_codec._core.extras import MissingExtra
 from s3p_codec.s2s import proto
-from s3p_codec.s2s.compression import ZSTD_MISSING, Codec, Compression, zstd_available
+from s3p_codec.s2s.compression import Codec, Compression, zstd_available
 from s3p_codec.s2s.errors import (
     AppendConditionFailed,
     ErrorCode,
@@ -107,7 +108,7 @@ class Connection:
         self._compression = Compression(compression)
         if self._compression is Compression.ZSTD and not zstd_available():
             # Refused here, not at the first payload over 1 KiB: the same error for any size.
-            raise LocalProtocolError(ZSTD_MISSING, code=ErrorCode.INVALID)
+            raise MissingExtra("zstd", "S2S zstd compression", "zstandard")
         self._limits = limits if limits is not None else Limits()
         self._buffer = ReceiveBuffer()
         self._codec = Codec(self._limits.max_zstd_window)

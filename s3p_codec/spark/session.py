@@ -55,6 +55,15 @@ def local_cores(master: str) -> int | None:
     return max(1, int(cores))
 
 
+PANDAS_WARNING = "ignore:PySpark does not yet fully support pandas:FutureWarning"
+"""A ``PYTHONWARNINGS`` entry for pyspark's "does not yet fully support pandas >= 3.0.0".
+
+Silenced on purpose rather than pinning pandas < 3: this pipeline moves rows as Arrow record
+batches (``mapInArrow``) and never goes through pandas on the workers, so the warning says
+nothing about it, while a pin would fight the pandas 3 a notebook user may already have.
+"""
+
+
 def spark_session(
     master: str | None = DEFAULT_MASTER,
     app_name: str = "s3p-codec",
@@ -76,8 +85,15 @@ def spark_session(
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         # Without this Spark resolves the host name and may bind to a public interface.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        # Local workers are started by the JVM this process starts: they inherit its variables.
+        present = os.environ.get("PYTHONWARNINGS", "")
+        if PANDAS_WARNING not in present:
+            os.environ["PYTHONWARNINGS"] = ",".join(w for w in (present, PANDAS_WARNING) if w)
     builder = SparkSession.builder.appName(app_name)
     conf: dict[str, str] = {
+        # The same warning in every Python worker, on its stderr, once per task: silenced
+        # there too, deliberately and for that one message (see PANDAS_WARNING).
+        "spark.executorEnv.PYTHONWARNINGS": PANDAS_WARNING,
         "spark.ui.showConsoleProgress": "false",
         "spark.log.level": "ERROR",
         "spark.sql.execution.arrow.pyspark.enabled": "true",

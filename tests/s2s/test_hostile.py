@@ -16,7 +16,8 @@ import pytest
 import zstandard
 
 import s3p_codec
-from s3p_codec import Direction, LocalProtocolError, RemoteProtocolError, Role, s2s
+from s3p_codec import Direction, RemoteProtocolError, Role, s2s
+from s3p_codec._extras import MissingExtra
 from s3p_codec.s2s import compression
 from s3p_codec.s2s.compression import Codec, Compression, decompress
 from s3p_codec.s2s.errors import ErrorCode
@@ -130,9 +131,10 @@ def test_zstd_without_its_extra_fails_the_same_way_whatever_the_record_size(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(compression, "_zstd", None)
-    with pytest.raises(LocalProtocolError, match=r"pip install 's3p-codec\[zstd\]'"):
+    # A missing package is MissingExtra everywhere (issue 31, item 12), not a protocol error.
+    with pytest.raises(MissingExtra, match=r"pip install 's3p-codec\[zstd\]'"):
         s2s.Connection(Role.CLIENT, s2s.Session.APPEND, compression=Compression.ZSTD)
-    with pytest.raises(LocalProtocolError, match=r"s3p-codec\[zstd\]"):
+    with pytest.raises(MissingExtra, match=r"s3p-codec\[zstd\]"):
         compression.compress(b"x", Compression.ZSTD)
 
 
