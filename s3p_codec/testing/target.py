@@ -81,6 +81,10 @@ class Target(Protocol):
         """A cheap request that a healthy server always answers without an error."""
         ...
 
+    # Optional: ``rules() -> dict[str, SearchStrategy[Malformed | Valid]]``, the rule families
+    # by name (together what ``malformed()`` and ``valid()`` draw from); ``live.fuzz`` runs each
+    # once before repeating any. Without it, ``malformed()`` and ``valid()`` are the two rules.
+
     def reader(self, sent: Malformed | Valid) -> Reader:
         """A fresh reader for the answer to ``sent`` (sent on a fresh connection)."""
         ...

@@ -26,21 +26,26 @@ def _request(line: bytes, headers: bytes = b"", body: bytes = b"") -> bytes:
     return line + b"\r\n" + HOST + headers + b"\r\n" + body
 
 
-def requests(path: str = STREAM) -> st.SearchStrategy[durable.Request]:
-    """Requests on ``path`` (a ``text/plain`` stream) and creates of fresh streams."""
+def request_rules(path: str = STREAM) -> dict[str, st.SearchStrategy[durable.Request]]:
+    """What ``requests()`` draws from, by type name: each type is a rule of the live fuzzer."""
     names = st.text("abcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=16)
-    return st.one_of(
-        st.builds(
+    return {
+        "Create": st.builds(
             durable.Create,
             names.map(lambda n: f"/v1/stream/new-{n}"),
             content_type=st.sampled_from(TYPES[:2]),
         ),
-        st.builds(
+        "Append": st.builds(
             durable.Append, st.just(path), st.binary(min_size=1, max_size=64), st.just(TYPES[0])
         ),
-        st.builds(durable.Read, st.just(path), st.sampled_from(["-1", "now"])),
-        st.builds(durable.Head, st.just(path)),
-    )
+        "Read": st.builds(durable.Read, st.just(path), st.sampled_from(["-1", "now"])),
+        "Head": st.builds(durable.Head, st.just(path)),
+    }
+
+
+def requests(path: str = STREAM) -> st.SearchStrategy[durable.Request]:
+    """Requests on ``path`` (a ``text/plain`` stream) and creates of fresh streams."""
+    return st.one_of(*request_rules(path).values())
 
 
 def request_wire() -> st.SearchStrategy[tuple[durable.Request, bytes]]:
@@ -155,16 +160,33 @@ def _framing(lim: durable.Limits) -> st.SearchStrategy[Malformed]:
     )
 
 
+def malformed_rules(
+    limits: durable.Limits | None = None,
+) -> dict[str, st.SearchStrategy[Malformed]]:
+    """The rule families of ``malformed()`` by name: the live fuzzer runs each once before
+    repeating any."""
+    lim = limits or durable.Limits()
+    return {
+        "headers": _headers(),
+        "HTTP framing": _framing(lim),
+        "subscription requests": subscription_malformed(),
+    }
+
+
 def malformed(limits: durable.Limits | None = None) -> st.SearchStrategy[Malformed]:
     """Requests a strict server refuses from their bytes alone, with the status it must send."""
-    lim = limits or durable.Limits()
-    return st.one_of(_headers(), _framing(lim), subscription_malformed())
+    return st.one_of(*malformed_rules(limits).values())
 
 
 def decisions() -> st.SearchStrategy[Malformed]:
     """Well-formed requests that the server's state makes wrong (needs the ``Target`` setup)."""
+    return subscription_decisions() | stream_decisions()
+
+
+def stream_decisions() -> st.SearchStrategy[Malformed]:
+    """Well-formed stream requests that the server's state makes wrong (``Target`` setup)."""
     missing = b"/v1/stream/fuzz-missing"
-    return subscription_decisions() | st.sampled_from(
+    return st.sampled_from(
         [
             _case(
                 "append to a missing stream",

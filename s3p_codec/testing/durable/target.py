@@ -7,13 +7,24 @@ and an HTTP/1.1 reader of the status each case gets).
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import h11
 from hypothesis import strategies as st
 
 from s3p_codec import durable
+from s3p_codec.testing.durable._subscriptions import subscription_decisions
 from s3p_codec.testing.durable._wire import STREAM, _client
-from s3p_codec.testing.durable.for_servers import JSON_STREAM, decisions, malformed, requests
+from s3p_codec.testing.durable.for_servers import (
+    JSON_STREAM,
+    decisions,
+    malformed,
+    malformed_rules,
+    request_rules,
+    requests,
+    stream_decisions,
+)
 from s3p_codec.testing.strategies import Answer, Malformed, Valid
 
 _METHODS = {
@@ -81,6 +92,18 @@ class Target:
     def valid(self) -> st.SearchStrategy[Valid]:
         """Well-formed requests, each of which must get a well-formed answer."""
         return requests().map(self._valid)
+
+    def rules(self) -> dict[str, st.SearchStrategy[Any]]:
+        """The rule families, malformed and valid, that ``malformed()`` and ``valid()`` draw
+        from (each request type is a rule of its own)."""
+        named: dict[str, st.SearchStrategy[Any]] = {
+            f"malformed: {name}": cases for name, cases in malformed_rules(self.limits).items()
+        }
+        named["malformed: stream state decisions"] = stream_decisions()
+        named["malformed: subscription decisions"] = subscription_decisions()
+        for kind, events in request_rules().items():
+            named[f"valid: {kind}"] = events.map(self._valid)
+        return named
 
     def probe(self) -> Valid:
         """A cheap request that a healthy server always answers without an error."""

@@ -27,19 +27,28 @@ from s3p_codec.testing.pravega._wire import (
 from s3p_codec.testing.strategies import Malformed, Valid
 
 
+def request_rules() -> dict[str, st.SearchStrategy[pravega.Command]]:
+    """What ``requests()`` draws from, by type name: each type is a rule of the live fuzzer."""
+    ids = st.integers(0, (1 << 63) - 1)
+    return {
+        "KeepAlive": st.just(pravega.KeepAlive()),
+        "CreateSegment": st.builds(pravega.CreateSegment, ids, segments()),
+        "GetStreamSegmentInfo": st.builds(pravega.GetStreamSegmentInfo, ids, segments()),
+        "ReadSegment": st.builds(
+            pravega.ReadSegment, segments(), st.integers(0, 1 << 40), st.integers(0, 4096)
+        ),
+        "SealSegment": st.builds(pravega.SealSegment, ids, segments()),
+        "TruncateSegment": st.builds(
+            pravega.TruncateSegment, ids, segments(), st.integers(0, 1 << 40)
+        ),
+        "DeleteSegment": st.builds(pravega.DeleteSegment, ids, segments()),
+        "SetupAppend": st.builds(pravega.SetupAppend, ids, st.uuids(), segments()),
+    }
+
+
 def requests() -> st.SearchStrategy[pravega.Command]:
     """Requests a client sends that stand alone (no append session needed)."""
-    ids = st.integers(0, (1 << 63) - 1)
-    return st.one_of(
-        st.just(pravega.KeepAlive()),
-        st.builds(pravega.CreateSegment, ids, segments()),
-        st.builds(pravega.GetStreamSegmentInfo, ids, segments()),
-        st.builds(pravega.ReadSegment, segments(), st.integers(0, 1 << 40), st.integers(0, 4096)),
-        st.builds(pravega.SealSegment, ids, segments()),
-        st.builds(pravega.TruncateSegment, ids, segments(), st.integers(0, 1 << 40)),
-        st.builds(pravega.DeleteSegment, ids, segments()),
-        st.builds(pravega.SetupAppend, ids, st.uuids(), segments()),
-    )
+    return st.one_of(*request_rules().values())
 
 
 def request_wire() -> st.SearchStrategy[tuple[pravega.Command, bytes]]:
@@ -156,10 +165,24 @@ def _truncated() -> st.SearchStrategy[Malformed]:
     return st.builds(build, requests(), st.data())
 
 
+def malformed_rules(
+    limits: pravega.Limits | None = None,
+) -> dict[str, st.SearchStrategy[Malformed]]:
+    """The rule families of ``malformed()`` by name: the live fuzzer runs each once before
+    repeating any."""
+    lim = limits or pravega.Limits()
+    return {
+        "framing": _framing(lim),
+        "strings": _strings(),
+        "frames in a forbidden order": _orders(),
+        "frame cut by end of stream": _truncated(),
+        "sizes and counts that add up wrong": _aggregates(lim),
+    }
+
+
 def malformed(limits: pravega.Limits | None = None) -> st.SearchStrategy[Malformed]:
     """Malformed frames (after a valid Hello), each naming the error a strict server raises."""
-    lim = limits or pravega.Limits()
-    return st.one_of(_framing(lim), _strings(), _orders(), _truncated(), _aggregates(lim))
+    return st.one_of(*malformed_rules(limits).values())
 
 
 #: The ``SetupAppend`` frame for ``WRITER`` on ``SEGMENT``, sent before append cases.

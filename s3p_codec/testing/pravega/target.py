@@ -6,11 +6,18 @@ The only part of the Pravega cases that knows about a live peer (setup, probe, a
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import strategies as st
 
 from s3p_codec import Role, pravega
 from s3p_codec.testing.pravega._wire import HELLO
-from s3p_codec.testing.pravega.for_servers import malformed, requests
+from s3p_codec.testing.pravega.for_servers import (
+    malformed,
+    malformed_rules,
+    request_rules,
+    requests,
+)
 from s3p_codec.testing.strategies import Malformed, Valid
 from s3p_codec.testing.target import CodecReader
 
@@ -51,6 +58,17 @@ class Target:
         # ReadSegment of an open segment's tail waits for data: keep it out of live traffic.
         """Well-formed requests, each of which must get a well-formed answer."""
         return requests().filter(lambda c: not isinstance(c, pravega.ReadSegment)).map(self._valid)
+
+    def rules(self) -> dict[str, st.SearchStrategy[Any]]:
+        """The rule families, malformed and valid, that ``malformed()`` and ``valid()`` draw
+        from (each request type ``valid()`` sends is a rule of its own)."""
+        named: dict[str, st.SearchStrategy[Any]] = {
+            f"malformed: {name}": cases for name, cases in malformed_rules(self.limits).items()
+        }
+        for kind, events in request_rules().items():
+            if kind != "ReadSegment":  # as in valid(): a read of the tail waits
+                named[f"valid: {kind}"] = events.map(self._valid)
+        return named
 
     def probe(self) -> Valid:
         """A cheap request that a healthy server always answers without an error."""

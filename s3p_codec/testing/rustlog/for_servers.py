@@ -24,24 +24,30 @@ from s3p_codec.testing.rustlog._wire import (
 from s3p_codec.testing.strategies import Malformed, Valid
 
 
-def requests() -> st.SearchStrategy[rustlog.Request]:
-    """Every request type with in-range fields."""
+def request_rules() -> dict[str, st.SearchStrategy[rustlog.Request]]:
+    """Every request type with in-range fields, by type name (each type is a rule of
+    the live fuzzer)."""
     u32 = st.integers(0, U32)
     u64 = st.integers(0, U64)
     records = st.lists(st.binary(max_size=32), max_size=4).map(tuple)
     groups = st.text(TOPIC_CHARS, min_size=1, max_size=12)
-    return st.one_of(
-        st.builds(rustlog.Produce, topics(), u32, records),
-        st.builds(rustlog.Fetch, groups, topics(), u32, u64, u32),
-        st.builds(rustlog.OffsetCommit, groups, topics(), u32, u64),
-        st.builds(rustlog.OffsetFetch, groups, topics(), u32),
-        st.builds(rustlog.CreateTopic, topics(), st.integers(1, 1000)),
-        st.just(rustlog.ListTopics()),
-        st.builds(rustlog.DescribeTopic, topics()),
-        st.builds(rustlog.DescribePartition, topics(), u32),
-        st.just(rustlog.MetricsFetch()),
-        st.just(rustlog.Ping()),
-    )
+    return {
+        "Produce": st.builds(rustlog.Produce, topics(), u32, records),
+        "Fetch": st.builds(rustlog.Fetch, groups, topics(), u32, u64, u32),
+        "OffsetCommit": st.builds(rustlog.OffsetCommit, groups, topics(), u32, u64),
+        "OffsetFetch": st.builds(rustlog.OffsetFetch, groups, topics(), u32),
+        "CreateTopic": st.builds(rustlog.CreateTopic, topics(), st.integers(1, 1000)),
+        "ListTopics": st.just(rustlog.ListTopics()),
+        "DescribeTopic": st.builds(rustlog.DescribeTopic, topics()),
+        "DescribePartition": st.builds(rustlog.DescribePartition, topics(), u32),
+        "MetricsFetch": st.just(rustlog.MetricsFetch()),
+        "Ping": st.just(rustlog.Ping()),
+    }
+
+
+def requests() -> st.SearchStrategy[rustlog.Request]:
+    """Every request type with in-range fields."""
+    return st.one_of(*request_rules().values())
 
 
 def request_wire() -> st.SearchStrategy[tuple[rustlog.Request, bytes]]:
@@ -161,10 +167,23 @@ def recoverable() -> st.SearchStrategy[Malformed]:
     return _fields()
 
 
+def malformed_rules(
+    limits: rustlog.Limits | None = None,
+) -> dict[str, st.SearchStrategy[Malformed]]:
+    """The rule families of ``malformed()`` by name: the live fuzzer runs each once before
+    repeating any."""
+    lim = limits or rustlog.Limits()
+    return {
+        "framing": _framing(lim),
+        "payloads that are not a request object": _payloads(),
+        "request fields (recoverable)": _fields(),
+        "frame cut by end of stream": _truncated(),
+    }
+
+
 def malformed(limits: rustlog.Limits | None = None) -> st.SearchStrategy[Malformed]:
     """Malformed frames and requests, each with the status it must get and whether fatal."""
-    lim = limits or rustlog.Limits()
-    return st.one_of(_framing(lim), _payloads(), _fields(), _truncated())
+    return st.one_of(*malformed_rules(limits).values())
 
 
 def edge_cases() -> st.SearchStrategy[Valid]:

@@ -6,11 +6,19 @@ and the ``Ping`` that follows a recoverable error).
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import strategies as st
 
 from s3p_codec import rustlog
 from s3p_codec.testing.rustlog._wire import _client
-from s3p_codec.testing.rustlog.for_servers import edge_cases, malformed, requests
+from s3p_codec.testing.rustlog.for_servers import (
+    edge_cases,
+    malformed,
+    malformed_rules,
+    request_rules,
+    requests,
+)
 from s3p_codec.testing.strategies import Malformed, Valid
 from s3p_codec.testing.target import CodecReader
 
@@ -51,6 +59,17 @@ class Target:
     def valid(self) -> st.SearchStrategy[Valid]:
         """Well-formed requests, each of which must get a well-formed answer."""
         return st.one_of(requests().map(self._valid), edge_cases())
+
+    def rules(self) -> dict[str, st.SearchStrategy[Any]]:
+        """The rule families, malformed and valid, that ``malformed()`` and ``valid()`` draw
+        from (each request type is a rule of its own)."""
+        named: dict[str, st.SearchStrategy[Any]] = {
+            f"malformed: {name}": cases for name, cases in malformed_rules(self.limits).items()
+        }
+        for kind, events in request_rules().items():
+            named[f"valid: {kind}"] = events.map(self._valid)
+        named["valid: edge cases"] = edge_cases()
+        return named
 
     def probe(self) -> Valid:
         """A cheap request that a healthy server always answers without an error."""

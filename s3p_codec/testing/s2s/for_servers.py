@@ -166,10 +166,22 @@ def _encode_unchecked(event: s2s.AppendInput) -> bytes:
     return s2s.Connection(Role.CLIENT, s2s.Session.APPEND, limits=big).send(event)[4:]
 
 
+def malformed_rules(limits: s2s.Limits | None = None) -> dict[str, st.SearchStrategy[Malformed]]:
+    """The rule families of ``malformed()`` by name: the live fuzzer runs each once before
+    repeating any."""
+    lim = limits or s2s.Limits()
+    return {
+        "framing": _framing(lim),
+        "protobuf": _protobuf(),
+        "append rules": _rules(),
+        "session heads": _heads(),
+        "limits": _limits(lim),
+    }
+
+
 def malformed(limits: s2s.Limits | None = None) -> st.SearchStrategy[Malformed]:
     """Malformed append sessions, each with the JSON error code it must end with."""
-    lim = limits or s2s.Limits()
-    return st.one_of(_framing(lim), _protobuf(), _rules(), _heads(), _limits(lim))
+    return st.one_of(*malformed_rules(limits).values())
 
 
 def edge_cases(limits: s2s.Limits | None = None) -> st.SearchStrategy[Valid]:

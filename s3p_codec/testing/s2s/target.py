@@ -6,12 +6,19 @@ of append-session responses over HTTP/1.1).
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 from hypothesis import strategies as st
 
 from s3p_codec import ProtocolError, Role, s2s
 from s3p_codec.testing.s2s._wire import HEAD, STREAM, TOKEN, _chunk, _client
-from s3p_codec.testing.s2s.for_servers import append_inputs, edge_cases, malformed
+from s3p_codec.testing.s2s.for_servers import (
+    append_inputs,
+    edge_cases,
+    malformed,
+    malformed_rules,
+)
 from s3p_codec.testing.strategies import Answer, Malformed, Valid
 
 
@@ -77,6 +84,16 @@ class Target:
     def valid(self) -> st.SearchStrategy[Valid]:
         """Well-formed requests, each of which must get a well-formed answer."""
         return st.one_of(append_inputs().map(self._valid), edge_cases())
+
+    def rules(self) -> dict[str, st.SearchStrategy[Any]]:
+        """The rule families, malformed and valid, that ``malformed()`` and ``valid()`` draw
+        from."""
+        named: dict[str, st.SearchStrategy[Any]] = {
+            f"malformed: {name}": cases for name, cases in malformed_rules(self.limits).items()
+        }
+        named["valid: AppendInput"] = append_inputs().map(self._valid)
+        named["valid: edge cases"] = edge_cases(self.limits)
+        return named
 
     def probe(self) -> Valid:
         """A cheap request that a healthy server always answers without an error."""

@@ -41,10 +41,10 @@ def _v020(version: str) -> bool:
     return s3p.Version(version) is s3p.Version.V0_2_0
 
 
-def requests(
+def request_rules(
     limits: s3p.Limits | None = None, version: str = "0.1.0"
-) -> st.SearchStrategy[s3p.Request]:
-    """Every command type of ``version``, within ``limits`` (default ``s3p.Limits()``)."""
+) -> dict[str, st.SearchStrategy[s3p.Request]]:
+    """What ``requests()`` draws from, by type name: each type is a rule of the live fuzzer."""
     lim = limits or s3p.Limits()
     names = st.binary(min_size=1, max_size=min(lim.max_stream_name, 24))
     records = st.lists(
@@ -53,10 +53,12 @@ def requests(
         max_size=min(lim.max_records_per_append, 4),
     ).map(tuple)
     if _v020(version):
-        return st.one_of(
-            st.builds(s3p.Create, names),
-            st.builds(s3p.Append, names, records, st.none(), st.none() | st.integers(0, U64)),
-            st.builds(
+        return {
+            "Create": st.builds(s3p.Create, names),
+            "Append": st.builds(
+                s3p.Append, names, records, st.none(), st.none() | st.integers(0, U64)
+            ),
+            "Read": st.builds(
                 s3p.Read,
                 names,
                 st.none() | st.integers(1, lim.max_count),
@@ -64,22 +66,29 @@ def requests(
                 st.none(),
                 st.none() | timestamps(),
             ),
-            st.builds(s3p.Trim, names, st.none(), timestamps()),
-            st.builds(s3p.Delete, names),
-        )
-    return st.one_of(
-        st.builds(s3p.Create, names, st.none() | st.sampled_from(s3p.TimestampStrategy)),
-        st.builds(s3p.Append, names, records, st.none() | timestamps()),
-        st.builds(
+            "Trim": st.builds(s3p.Trim, names, st.none(), timestamps()),
+            "Delete": st.builds(s3p.Delete, names),
+        }
+    return {
+        "Create": st.builds(s3p.Create, names, st.none() | st.sampled_from(s3p.TimestampStrategy)),
+        "Append": st.builds(s3p.Append, names, records, st.none() | timestamps()),
+        "Read": st.builds(
             s3p.Read,
             names,
             st.none() | st.integers(1, lim.max_count),
             st.none() | st.integers(0, lim.max_block_ms),
             st.none() | timestamps(),
         ),
-        st.builds(s3p.Trim, names, timestamps()),
-        st.builds(s3p.Delete, names),
-    )
+        "Trim": st.builds(s3p.Trim, names, timestamps()),
+        "Delete": st.builds(s3p.Delete, names),
+    }
+
+
+def requests(
+    limits: s3p.Limits | None = None, version: str = "0.1.0"
+) -> st.SearchStrategy[s3p.Request]:
+    """Every command type of ``version``, within ``limits`` (default ``s3p.Limits()``)."""
+    return st.one_of(*request_rules(limits, version).values())
 
 
 def _send(request: s3p.Request, version: str = "0.1.0") -> bytes:
@@ -338,23 +347,31 @@ def _schema_v020() -> st.SearchStrategy[Malformed]:
     return st.sampled_from(cases)
 
 
+def malformed_rules(
+    limits: s3p.Limits | None = None, version: str = "0.1.0"
+) -> dict[str, st.SearchStrategy[Malformed]]:
+    """The rule families of ``malformed()`` by name: the live fuzzer runs each once before
+    repeating any."""
+    lim = limits or s3p.Limits()
+    v020 = _v020(version)
+    names = st.binary(min_size=1, max_size=min(lim.max_stream_name, 16))
+    return {
+        "bulk length off by one": _off_by_one(names),
+        "limits": _limits_cases(lim, v020),
+        "aggregate size over the limit": st.builds(_aggregate_over, st.just(lim)),
+        "numbers that are not decimal": _bad_numbers(v020),
+        "wrong RESP types": _wrong_types(),
+        "command schema": _schema_v020() if v020 else _schema(),
+        "array count -1": _top_count_minus_one(version),
+        "command cut by end of stream": _truncated(version),
+    }
+
+
 def malformed(
     limits: s3p.Limits | None = None, version: str = "0.1.0"
 ) -> st.SearchStrategy[Malformed]:
     """Malformed commands aimed at the framing and schema, each with the code it must get."""
-    lim = limits or s3p.Limits()
-    v020 = _v020(version)
-    names = st.binary(min_size=1, max_size=min(lim.max_stream_name, 16))
-    return st.one_of(
-        _off_by_one(names),
-        _limits_cases(lim, v020),
-        st.builds(_aggregate_over, st.just(lim)),
-        _bad_numbers(v020),
-        _wrong_types(),
-        _schema_v020() if v020 else _schema(),
-        _top_count_minus_one(version),
-        _truncated(version),
-    )
+    return st.one_of(*malformed_rules(limits, version).values())
 
 
 def edge_cases(

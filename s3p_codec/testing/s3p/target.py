@@ -8,11 +8,19 @@ connection must still serve the probe).
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 from hypothesis import strategies as st
 
 from s3p_codec import Role, s3p
-from s3p_codec.testing.s3p.for_servers import edge_cases, malformed, requests
+from s3p_codec.testing.s3p.for_servers import (
+    edge_cases,
+    malformed,
+    malformed_rules,
+    request_rules,
+    requests,
+)
 from s3p_codec.testing.strategies import Malformed, Valid
 from s3p_codec.testing.target import CodecReader
 
@@ -72,6 +80,27 @@ class Target:
         """Well-formed requests, each of which must get a well-formed answer."""
         plain = requests(self.limits, self.version).map(lambda r: self._valid(_no_block(r)))
         return st.one_of(plain, edge_cases(self.limits, self.version))
+
+    def rules(self) -> dict[str, st.SearchStrategy[Any]]:
+        """The rule families, malformed and valid, that ``malformed()`` and ``valid()`` draw
+        from (each command type is a rule of its own)."""
+        named: dict[str, st.SearchStrategy[Any]] = {
+            f"malformed: {name}": cases
+            for name, cases in malformed_rules(self.limits, self.version).items()
+        }
+        if self.version == s3p.Version.V0_2_0:
+            named["malformed: CREATE of an existing stream (recoverable)"] = st.just(
+                Malformed(
+                    "CREATE of an existing stream (recoverable)",
+                    self._valid(s3p.Create(b"fuzz")).data,
+                    s3p.ErrorCode.STREAM_EXISTS,
+                    fatal=False,
+                )
+            )
+        for kind, events in request_rules(self.limits, self.version).items():
+            named[f"valid: {kind}"] = events.map(lambda r: self._valid(_no_block(r)))
+        named["valid: edge cases"] = edge_cases(self.limits, self.version)
+        return named
 
     def probe(self) -> Valid:
         """A cheap request that a healthy server always answers without an error."""
