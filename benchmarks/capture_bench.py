@@ -5,6 +5,7 @@
     .venv/bin/python benchmarks/capture_bench.py                 # ~64 MB capture
     .venv/bin/python benchmarks/capture_bench.py --mb 256 --flows 400
     .venv/bin/python benchmarks/capture_bench.py --split 3       # and where the CPU goes
+    .venv/bin/python benchmarks/capture_bench.py --url --mb 75   # from s3:// next to local
 
 Generates a pcap of many TCP conversations (S3P, RustLog and Pravega, real codec bytes, MSS-sized
 segments, with handshakes and FINs), then in one run:
@@ -24,6 +25,13 @@ segments, with handshakes and FINs), then in one run:
   (reading, reassembly, lanes, flows: a run whose Observers decode nothing, so no events and no
   rows), and the rest, which is building the rows. The protocol packages are imported before
   the clock starts here (the figures above include importing them).
+
+With ``--url``: the same capture is also put in a bucket of an S3-compatible server started on
+127.0.0.1 (moto's standalone server, ``pip install 'moto[server]' s3fs``), and ``s3p-codec decode
+FILE --format jsonl`` and ``s3p-codec decode s3://... --format jsonl`` (and ``decode_files`` of
+each) run in fresh processes, interleaved, best of ``--rounds``: their times, the ratio (target:
+1.3x at most) and each peak RSS (target: the same). The server runs in this process, so its CPU
+is counted by neither child but shares the machine with them, as a store's network would not.
 
 Memory is meant to follow the largest open flow, not the file: the peak RSS is printed for two
 file sizes so the difference can be seen.
@@ -280,6 +288,130 @@ def ours(path: Path) -> tuple[int, int, float, float, int]:
     return int(out[0]), int(out[1]), float(out[2]), float(out[3]), int(out[4])
 
 
+_CLI_CHILD = """
+import os, resource, sys, time
+start = time.perf_counter()
+cpu = time.process_time()
+from s3p_codec.cli import main
+code = main(["decode", sys.argv[1], "--format", "jsonl"])
+sys.stdout.flush()
+elapsed = time.perf_counter() - start
+cpu = time.process_time() - cpu
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(code, elapsed, cpu, peak, file=sys.stderr)
+"""
+
+
+def _cli(target: str, env: dict[str, str]) -> tuple[float, float, int]:
+    """(seconds, CPU seconds, peak RSS in KiB) of ``s3p-codec decode TARGET --format jsonl``
+    in a fresh process, its output thrown away."""
+    done = subprocess.run([sys.executable, "-c", _CLI_CHILD, target], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
+                          check=False)  # fmt: skip
+    last = done.stderr.strip().splitlines()[-1].split()
+    if last[0] != "0":
+        raise SystemExit(f"s3p-codec decode {target} failed: {done.stderr.strip()}")
+    return float(last[1]), float(last[2]), int(last[3])
+
+
+def _decode_files(target: str, env: dict[str, str]) -> tuple[int, float, float, int]:
+    """(rows, seconds, CPU seconds, peak RSS in KiB) of ``decode_files([TARGET])``."""
+    out = subprocess.run([sys.executable, "-c", _CHILD, target], capture_output=True, text=True,
+                         check=True, cwd=ROOT, env=env).stdout.split()  # fmt: skip
+    return int(out[0]), float(out[2]), float(out[3]), int(out[4])
+
+
+_SERVER_CHILD = """
+import logging, sys
+logging.getLogger("werkzeug").setLevel(logging.ERROR)
+import s3fs
+from moto.server import ThreadedMotoServer
+server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+server.start()
+host, port = server.get_host_and_port()
+fs = s3fs.S3FileSystem(key="bench", secret="bench", endpoint_url=f"http://{host}:{port}")
+fs.mkdir("bench")
+fs.put_file(sys.argv[1], "bench/large.pcap")
+print(port, flush=True)
+sys.stdin.read()  # until the bench closes it
+server.stop()
+"""
+
+_OPEN_CHILD = """
+import resource, sys, time
+start = time.perf_counter()
+from s3p_codec.capture.inputs import input_size
+size = input_size(sys.argv[1])
+print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, size)
+"""
+
+
+def url_mode(path: Path, rounds: int) -> None:
+    """Decode ``path`` from local disk and from ``s3://`` on a moto server on 127.0.0.1,
+    interleaved, best of ``rounds``; print times, their ratio and peak RSS. The server (and the
+    upload) run in a child of their own: a child's peak RSS starts at its parent's."""
+    server = subprocess.Popen([sys.executable, "-c", _SERVER_CHILD, str(path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline())
+        env = dict(os.environ)
+        env.update({
+            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true",
+        })  # fmt: skip
+        url = "s3://bench/large.pcap"
+        size = path.stat().st_size
+        cli = {"file": (1e9, 1e9, 0), "s3": (1e9, 1e9, 0)}
+        plain = {"file": (0, 1e9, 1e9, 0), "s3": (0, 1e9, 1e9, 0)}
+        opening = (1e9, 0)
+        for _ in range(rounds):
+            for where, target in (("file", str(path)), ("s3", url)):
+                seconds, cpu, peak = _cli(target, env)
+                best = cli[where]
+                cli[where] = (min(best[0], seconds), min(best[1], cpu), max(best[2], peak))
+                rows, seconds, cpu, peak = _decode_files(target, env)
+                best2 = plain[where]
+                plain[where] = (rows, min(best2[1], seconds), min(best2[2], cpu),
+                                max(best2[3], peak))  # fmt: skip
+            out = subprocess.run(
+                [sys.executable, "-c", _OPEN_CHILD, url],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=ROOT,
+                env=env,
+            ).stdout.split()
+            opening = (min(opening[0], float(out[0])), max(opening[1], int(out[1])))
+        if plain["file"][0] != plain["s3"][0]:
+            raise SystemExit(f"rows differ: {plain['file'][0]} local, {plain['s3'][0]} s3://")
+        print(f"from s3:// ({size / 1e6:.1f} MB object on a moto server on 127.0.0.1, "
+              f"best of {rounds}, blocks of {_block_size() >> 20} MiB):")  # fmt: skip
+        for label, file_fig, s3_fig in (
+            ("s3p-codec decode --format jsonl", cli["file"], cli["s3"]),
+            (f"decode_files ({plain['file'][0]} rows)", plain["file"][1:], plain["s3"][1:]),
+        ):
+            print(f"  {label}:")
+            for where, (seconds, cpu, peak) in (("local file", file_fig), ("s3://", s3_fig)):
+                print(f"    {where:10s}: {seconds:6.2f} s  {size / seconds / 1e6:6.1f} MB/s  "
+                      f"cpu {cpu:6.2f} s  peak RSS {peak / 1024:5.0f} MiB")  # fmt: skip
+            print(f"    ratio     : {s3_fig[0] / file_fig[0]:.2f}x the local time (target <= 1.3x),"
+                  f" peak RSS {(s3_fig[2] - file_fig[2]) / 1024:+.0f} MiB")  # fmt: skip
+        print(f"  opening the store alone (import s3fs, make the client, one HEAD): "
+              f"{opening[0]:.2f} s, peak RSS {opening[1] / 1024:.0f} MiB")  # fmt: skip
+    finally:
+        if server.stdin is not None:
+            server.stdin.close()
+        server.wait(timeout=60)
+
+
+def _block_size() -> int:
+    from s3p_codec.capture._remote import BLOCK_SIZE
+
+    return BLOCK_SIZE
+
+
 def tshark(path: Path) -> tuple[float, int] | None:
     """(seconds, streams) for tshark following every TCP stream raw, or None without tshark."""
     exe = shutil.which("tshark")
@@ -300,10 +432,26 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=int, default=64, help="size of the large capture (MB)")
     parser.add_argument("--flows", type=int, default=200, help="conversations open at once")
-    parser.add_argument("--split", type=int, default=0, metavar="ROUNDS",
-                        help="also print where the CPU goes (best of ROUNDS runs of each part)")
+    parser.add_argument(
+        "--split",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="also print where the CPU goes (best of ROUNDS runs of each part)",
+    )
+    parser.add_argument(
+        "--url",
+        action="store_true",
+        help="only: decode from s3:// on a local moto server next to local files",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="best of ROUNDS (--url)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
+        if args.url:
+            large = Path(tmp) / "large.pcap"
+            generate(large, args.mb, args.flows)
+            url_mode(large, args.rounds)
+            return 0
         small = Path(tmp) / "small.pcap"
         large = Path(tmp) / "large.pcap"
         small_size = generate(small, max(1, args.mb // 8), args.flows)

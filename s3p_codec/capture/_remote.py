@@ -4,8 +4,11 @@ One filesystem layer, fsspec, reads every store (s3fs for S3 and S3-compatible s
 adlfs, HDFS through pyarrow, ...); see ``docs/decisions.rst`` for why fsspec and not
 ``pyarrow.fs``. Credentials and endpoints are each store's own (for S3 the AWS environment
 variables and config files, ``AWS_ENDPOINT_URL``): nothing here names any. Objects are read
-forward through a read-ahead cache of ``BLOCK_SIZE`` bytes, one ranged GET per block, so memory
-stays bounded whatever the object's size. Plain paths never come here: they are opened with
+forward in blocks of ``BLOCK_SIZE`` bytes, one ranged GET per block, the next block fetched in
+the background while the current one is decoded, so the decoder does not wait on the store's
+latency and memory stays two blocks whatever the object's size. (fsspec's own read-ahead file
+fetches only when its cache runs dry, so every GET stalled the decoding: 2.0x the local time on
+the capture bench, ``benchmarks/capture_bench.py --url``.) Plain paths never come here: they are opened with
 ``open()`` exactly as before. fsspec is imported only when a URL is met (the ``remote`` extra).
 """
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import glob
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit
 
@@ -107,9 +111,7 @@ def expand_url(pattern: str) -> list[str]:
             found = [p for p in sorted(fs.glob(inner)) if fs.isfile(p)]
         elif pattern.endswith("/") or fs.isdir(inner):
             found = sorted(
-                entry["name"]
-                for entry in fs.ls(inner, detail=True)
-                if entry.get("type") == "file"
+                entry["name"] for entry in fs.ls(inner, detail=True) if entry.get("type") == "file"
             )
         else:
             return [pattern]
@@ -128,12 +130,15 @@ def open_input(path: str) -> IO[bytes]:
     try:
         if glob.has_magic(inner) and not fs.exists(inner):
             raise RemoteInputError(path, "no object matches this pattern")
-        stream: IO[bytes] = fs.open(inner, "rb", block_size=BLOCK_SIZE, cache_type="readahead")
+        info = fs.info(inner)
+        if info.get("type") != "file":
+            raise RemoteInputError(path, "not an object (a prefix: name the objects under it)")
+        size = int(info["size"])
     except RemoteInputError:
         raise
     except Exception as exc:
         raise RemoteInputError(path, _words(exc)) from None
-    return _Guarded(stream, path)  # type: ignore[return-value]
+    return _ObjectReader(fs, inner, path, size)  # type: ignore[return-value]
 
 
 def input_size(path: str) -> int:
@@ -148,35 +153,92 @@ def input_size(path: str) -> int:
         return 0
 
 
-class _Guarded:
-    """An object reader whose read errors are ``RemoteInputError`` (the capture readers catch
-    ``OSError``): a credential or network failure mid-object is an error row, not a crash."""
+class _ObjectReader:
+    """One object read forward in ``BLOCK_SIZE`` ranged reads, the block after the current one
+    fetched by a background thread while the current one is consumed (at most two blocks held).
 
-    def __init__(self, stream: Any, url: str) -> None:
-        self._stream = stream
+    A seek inside the current block costs nothing; one elsewhere drops both blocks. Errors of
+    the store are ``RemoteInputError`` (an ``OSError``, which the capture readers catch), so a
+    credential or network failure mid-object is an error row, not a crash."""
+
+    def __init__(self, fs: Any, inner: str, url: str, size: int) -> None:
+        self._fs = fs
+        self._inner = inner
         self._url = url
+        self._size = size
+        self._block = b""
+        self._block_at = 0  # object offset of ``_block``
+        self._pos = 0  # object offset of the next byte read
+        self._ahead: tuple[int, Future[bytes]] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._closed = False
 
-    def read(self, size: int = -1) -> bytes:
+    def _get(self, start: int) -> bytes:
+        """The block at ``start`` (a ranged read of the store)."""
         try:
-            return bytes(self._stream.read(size))
-        except OSError:
-            raise
+            data = self._fs.cat_file(
+                self._inner, start=start, end=min(start + BLOCK_SIZE, self._size)
+            )
         except Exception as exc:
             raise RemoteInputError(self._url, _words(exc)) from None
+        return bytes(data)
+
+    def _load(self) -> None:
+        """Make ``_block`` the block holding ``_pos``, and start fetching the one after it."""
+        start = self._pos
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == start:
+            self._block = ahead[1].result()
+        else:
+            if ahead is not None:
+                ahead[1].cancel()
+            self._block = self._get(start)
+        self._block_at = start
+        following = start + len(self._block)
+        if self._block and following < self._size:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="s3p-codec-read-ahead")
+            self._ahead = (following, self._pool.submit(self._get, following))
+
+    def read(self, size: int = -1) -> bytes:
+        """``size`` bytes (all the rest when negative), fewer only at the end of the object."""
+        if self._closed:
+            raise ValueError("I/O operation on closed file")
+        want = self._size - self._pos if size < 0 else min(size, self._size - self._pos)
+        parts: list[bytes] = []
+        while want > 0:
+            offset = self._pos - self._block_at
+            if not 0 <= offset < len(self._block):
+                self._load()
+                offset = 0
+                if not self._block:
+                    break  # the object shrank under us: its end
+            piece = (
+                self._block[offset : offset + want]
+                if offset or want < len(self._block)
+                else self._block
+            )
+            parts.append(piece)
+            self._pos += len(piece)
+            want -= len(piece)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def read1(self, size: int = -1) -> bytes:
         return self.read(size)
 
     def readinto(self, buffer: Any) -> int:
-        data = self.read(len(memoryview(buffer)))
-        memoryview(buffer).cast("B")[: len(data)] = data
+        view = memoryview(buffer).cast("B")
+        data = self.read(len(view))
+        view[: len(data)] = data
         return len(data)
 
     def seek(self, offset: int, whence: int = 0) -> int:
-        return int(self._stream.seek(offset, whence))
+        base = {0: 0, 1: self._pos, 2: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
 
     def tell(self) -> int:
-        return int(self._stream.tell())
+        return self._pos
 
     def seekable(self) -> bool:
         return True
@@ -185,13 +247,21 @@ class _Guarded:
         return True
 
     def close(self) -> None:
-        self._stream.close()
+        """Drop the blocks; a fetch under way is left to finish in its thread."""
+        self._closed = True
+        self._block = b""
+        if self._ahead is not None:
+            self._ahead[1].cancel()
+            self._ahead = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     @property
     def closed(self) -> bool:
-        return bool(self._stream.closed)
+        return self._closed
 
-    def __enter__(self) -> _Guarded:
+    def __enter__(self) -> _ObjectReader:
         return self
 
     def __exit__(self, *exc: object) -> None:
