@@ -6,9 +6,9 @@ adlfs, HDFS through pyarrow, ...); see ``docs/decisions.rst`` for why fsspec and
 variables and config files, ``AWS_ENDPOINT_URL``): nothing here names any. Objects are read
 forward in blocks of ``BLOCK_SIZE`` bytes, one ranged GET per block, the next block fetched in
 the background while the current one is decoded, so the decoder does not wait on the store's
-latency and memory stays two blocks whatever the object's size. (fsspec's own read-ahead file
-fetches only when its cache runs dry, so every GET stalled the decoding: 2.0x the local time on
-the capture bench, ``benchmarks/capture_bench.py --url``.) Plain paths never come here: they are opened with
+latency and memory stays two blocks whatever the object's size (fsspec's own read-ahead file
+fetches only when its cache runs dry, so the decoding waited on every GET; figures in
+``benchmarks/capture_bench.py --url``). Plain paths never come here: they are opened with
 ``open()`` exactly as before. fsspec is imported only when a URL is met (the ``remote`` extra).
 """
 
