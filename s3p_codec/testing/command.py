@@ -1,5 +1,5 @@
-"""``s3p-codec fuzz PROTOCOL HOST:PORT [--seconds N] [--seed S] [--allow-remote]
-[--s3p-version 0.1.0|0.2.0]``.
+"""``s3p-codec fuzz PROTOCOL HOST:PORT [--seconds N] [--seed S] [--timeout T]
+[--min-timeout F] [--parallel P] [--allow-remote] [--s3p-version 0.1.0|0.2.0]``.
 
 Drives ``live.fuzz`` at a running server, prints the readable summary and writes it with the
 JSON report (``--report PATH``, default ``fuzz-report-<protocol>.json``, and the same name with
@@ -79,7 +79,19 @@ def register(sub: Any) -> None:
     parser.add_argument("address", metavar="HOST:PORT")
     parser.add_argument("--seconds", type=float, default=10.0, help="time budget (10)")
     parser.add_argument("--seed", type=int, default=0, help="same seed, same traffic (0)")
-    parser.add_argument("--timeout", type=float, default=2.0, help="per-answer time-out (2 s)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=2.0,
+        help="longest wait for one answer (2 s); the wait adapts to the server's answer times",
+    )
+    parser.add_argument(
+        "--min-timeout", type=float, default=0.5, help="shortest adapted wait for an answer (0.5 s)"
+    )
+    parser.add_argument(
+        "--parallel", type=int, default=8, help="cases in flight at once, each on its own "
+        "connection (8)",
+    )  # fmt: skip
     parser.add_argument("--report", metavar="PATH", help="JSON report path")
     parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback address")
     parser.add_argument(
@@ -102,8 +114,8 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         host, port = parse_address(args.address, allow_remote=args.allow_remote)
     except ValueError as exc:
         parser.error(str(exc))
-    if args.seconds <= 0 or args.timeout <= 0:
-        parser.error("--seconds and --timeout must be positive")
+    if args.seconds <= 0 or args.timeout <= 0 or args.min_timeout <= 0 or args.parallel < 1:
+        parser.error("--seconds, --timeout, --min-timeout and --parallel must be positive")
     problem = unreachable(host, port, args.timeout)
     if problem is not None:
         # Nothing to fuzz: say so, and keep an earlier campaign's report as it was.
@@ -116,6 +128,8 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         seconds=args.seconds,
         seed=args.seed,
         case_timeout=args.timeout,
+        timeout_floor=args.min_timeout,
+        parallel=args.parallel,
     )
     path = args.report or f"fuzz-report-{args.protocol}.json"
     report.write_json(path)
