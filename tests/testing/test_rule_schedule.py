@@ -32,25 +32,34 @@ def _run(protocol: str, seconds: float) -> live.Report:
     return report
 
 
-def _check(report: live.Report) -> None:
+# What the proxy's faults show as (the example servers alone have no finding: test_live).
+# Durable Streams' reader takes a complete HTTP error response as the end of the conversation,
+# so there only the hang shows.
+FAULT_CHECKS = {"connection closed after a fatal error", "error reply sent"}
+
+
+def _check(report: live.Report, protocol: str) -> None:
     summary = report.summary()
     assert report.not_reached == [], summary
     assert "every rule ran at least once" in summary
     assert all(stats.runs for stats in report.rules.values())
-    assert "connection closed after a fatal error" in {c for c, _ in report.findings}, summary
+    checks = {check for check, _ in report.findings}
+    assert checks & FAULT_CHECKS, summary
+    if protocol != "durable":
+        assert "connection closed after a fatal error" in checks, summary
     assert not report.ok
 
 
 def test_a_short_s3p_run_reaches_every_rule_and_finds_the_fault() -> None:
     report = _run("s3p", 4.0)
-    _check(report)
+    _check(report, "s3p")
     assert len(report.rules) == 14  # 8 malformed families, 5 commands, the edge cases
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_20_s_run_reaches_every_rule_and_finds_the_fault(protocol: str) -> None:
-    _check(_run(protocol, 20.0))
+    _check(_run(protocol, 20.0), protocol)
 
 
 def test_every_rule_runs_once_before_any_runs_twice() -> None:
