@@ -33,7 +33,7 @@ from s3p_codec.io.asyncio import AsyncioConnection, connect
 
 __all__ = ["ReplyError", "TailReader", "Writer", "main"]
 
-Conn = AsyncioConnection[pravega.PravegaEvent, pravega.PravegaEvent]
+Conn = AsyncioConnection[pravega.Event, pravega.Event]
 _HEADER = struct.Struct(">ii")
 _request_ids = itertools.count(1)
 
@@ -55,7 +55,7 @@ async def _open(host: str, port: int, block_size: int = pravega.DEFAULT_BLOCK_SI
     return conn
 
 
-async def request(conn: Conn, command: pravega.PravegaEvent) -> pravega.PravegaEvent:
+async def request(conn: Conn, command: pravega.Event) -> pravega.Event:
     """Send one request and wait for its reply (for connections with nothing else in flight)."""
     await conn.send(command)
     return await conn.next_event()

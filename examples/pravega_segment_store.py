@@ -71,9 +71,9 @@ __all__ = ["Segment", "Store", "main", "start"]
 log = logging.getLogger("pravega_segment_store")
 
 MAX_READ = 1 << 20
-_FRAME = pravega.encode(pravega.Event(b""))[:4]  # i32 EVENT code, then i32 length, then data
+_FRAME = pravega.encode(pravega.EventCommand(b""))[:4]  # i32 EVENT code, then i32 length, then data
 
-Conn = AsyncioConnection[pravega.PravegaEvent, pravega.PravegaEvent]
+Conn = AsyncioConnection[pravega.Event, pravega.Event]
 
 
 class Segment:
@@ -290,7 +290,7 @@ class _Session:
             return "idle"
         return None
 
-    async def send(self, reply: pravega.PravegaEvent) -> None:
+    async def send(self, reply: pravega.Event) -> None:
         async with self.lock:
             self.sending_since = asyncio.get_running_loop().time()
             try:
@@ -307,7 +307,7 @@ class _Session:
     def _missing(self, request_id: int, name: str, offset: int = -1) -> pravega.NoSuchSegment:
         return pravega.NoSuchSegment(request_id, name, "", offset)
 
-    async def dispatch(self, request: pravega.PravegaEvent) -> None:
+    async def dispatch(self, request: pravega.Event) -> None:
         store = self.store
         if isinstance(request, pravega.Append):
             await self.append(request)

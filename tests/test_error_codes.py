@@ -47,9 +47,3 @@ def test_every_package_defines_its_error_codes_beside_its_events(name: str) -> N
     assert package.ErrorCode.__module__ == f"s3p_codec.{name}.events"
 
 
-def test_old_import_paths_give_the_same_objects() -> None:
-    from s3p_codec.s2s import errors, events, observe_h2, observer_h2
-
-    assert errors.ErrorCode is events.ErrorCode
-    assert observe_h2.Http2Observer is observer_h2.Http2Observer
-    assert observe_h2.Http2ErrorCode is observer_h2.Http2ErrorCode

@@ -79,15 +79,6 @@ __all__ = [
 ObserverFactory = Callable[[], Observer[Any]]
 
 
-def __getattr__(name: str) -> frozenset[str]:
-    # ``RESYNC_AT_START``, the protocols whose Observer resynchronizes, as this module once
-    # listed them by hand: now each Observer class says so itself (``Observer.resynchronizes``).
-    if name == "RESYNC_AT_START":
-        protocols = s3p_codec.PROTOCOLS
-        return frozenset(p for p in protocols if getattr(s3p_codec, p).Observer.resynchronizes)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def _resynchronizes(observer: object) -> bool:
     """Whether ``observer`` can hunt for a frame start (S3P at a line start, the length-prefixed
     protocols at a plausible header): then a direction first seen mid-stream begins with a

@@ -43,9 +43,8 @@ broken off early), ``ConditionalAppend`` / ``ConditionalBlockEnd`` / ``Condition
 the segment lifecycle (create, info, seal, truncate, delete) and typed error replies; every other
 real code decodes to ``Opaque`` with the code's name, and an undefined code is an error.
 
-``PravegaEvent`` is the union of everything a connection sends or yields (``Event`` in the other
-protocol packages); the nested EVENT command is ``EventCommand``, and ``Event`` remains its alias
-for code written before the rename.
+``Event`` is the union of everything a connection sends or yields, as in the other protocol
+packages; the nested EVENT command is ``EventCommand``.
 """
 
 from s3p_codec.pravega.appends import DEFAULT_BLOCK_SIZE
@@ -82,7 +81,6 @@ from s3p_codec.pravega.events import (
     OperationUnsupported,
     Padding,
     PartialEvent,
-    PravegaEvent,
     ReadSegment,
     SealSegment,
     SegmentAlreadyExists,
@@ -140,7 +138,6 @@ __all__ = [
     "OperationUnsupported",
     "Padding",
     "PartialEvent",
-    "PravegaEvent",
     "ReadSegment",
     "SealSegment",
     "SegmentAlreadyExists",

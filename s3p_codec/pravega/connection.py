@@ -57,13 +57,13 @@ from s3p_codec.pravega.events import (
     ConditionalBlockEnd,
     DataAppended,
     ErrorCode,
+    Event,
     EventCommand,
     FlushAppends,
     Hello,
     Opaque,
     Padding,
     PartialEvent,
-    PravegaEvent,
     SetupAppend,
     _Command,
 )
@@ -151,7 +151,7 @@ class Connection:
             closed=self._state is ConnectionState.CLOSED,
         )
 
-    def send(self, event: PravegaEvent) -> bytes:
+    def send(self, event: Event) -> bytes:
         """The bytes that carry ``event``; ``LocalProtocolError`` (nothing emitted) if refused."""
         if self._state is ConnectionState.ERROR:
             if self._reply_gate.pay(event, exact=True):
@@ -211,7 +211,7 @@ class Connection:
         else:
             self._buffer.feed(data)
 
-    def next_event(self) -> PravegaEvent | NeedData:
+    def next_event(self) -> Event | NeedData:
         """The next event, or ``NEED_DATA``; ``RemoteProtocolError`` if the peer broke a rule."""
         if self._state is ConnectionState.ERROR:
             raise RemoteProtocolError("the connection is broken", code=ErrorCode.STATE)
@@ -226,13 +226,13 @@ class Connection:
                 self._reply_gate.owe(exc.reply)
             raise
 
-    def events(self) -> Iterator[PravegaEvent]:
+    def events(self) -> Iterator[Event]:
         """Every event the buffered bytes complete, until ``NEED_DATA``."""
         return drain(self.next_event)
 
     # -- parsing ------------------------------------------------------------------------------
 
-    def _next_frame(self) -> PravegaEvent | NeedData | None:
+    def _next_frame(self) -> Event | NeedData | None:
         buffer = self._buffer
         kind = self._kind
         if kind is None:
@@ -275,7 +275,7 @@ class Connection:
             )
         return kind
 
-    def _frame(self, kind: CommandType, data: bytes, start: int, end: int) -> PravegaEvent | None:
+    def _frame(self, kind: CommandType, data: bytes, start: int, end: int) -> Event | None:
         """The event of the frame whose payload is ``data[start:end]``."""
         if kind is CommandType.APPEND_BLOCK and self._role is Role.SERVER and end - start >= 16:
             # The hot path: the block content stays where it is, uncopied.
@@ -353,7 +353,7 @@ class Connection:
             )
         self.negotiated_version = min(WIRE_VERSION, hello.high_version)
 
-    def _server_event(self, event: PravegaEvent) -> PravegaEvent | None:
+    def _server_event(self, event: Event) -> Event | None:
         reader = self._reader
         if reader.block_open and type(event) is not AppendBlockEnd:
             raise RemoteProtocolError(

@@ -18,11 +18,8 @@ from ``AppendBlock`` + ``AppendBlockEnd``, and what a client sends through its b
 ``FlushAppends`` (asks the client block writer to close its open block now, like the real
 client's block timeout) and ``Opaque`` (a real command this package does not type).
 
-Names: in every other protocol package ``Event`` is the union of all events; here that union is
-``PravegaEvent``, and the nested EVENT command ("Event - Request ... Only valid inside of a
-block") is ``EventCommand``. ``Event`` stays an alias of ``EventCommand``, as it was before the
-rename, so that code importing it keeps working; it is not the union, because turning an
-importable class into a type alias would break ``pravega.Event(b"...")`` and ``isinstance``.
+Names: ``Event`` is the union of all events, as in every other protocol package, and the
+nested EVENT command ("Event - Request ... Only valid inside of a block") is ``EventCommand``.
 """
 
 from __future__ import annotations
@@ -68,7 +65,6 @@ __all__ = [
     "OperationUnsupported",
     "Padding",
     "PartialEvent",
-    "PravegaEvent",
     "ReadSegment",
     "SealSegment",
     "SegmentAlreadyExists",
@@ -253,11 +249,6 @@ class EventCommand(_Command):
 
     TYPE: ClassVar[CommandType] = CommandType.EVENT
     data: Annotated[bytes, "rest"] = b""
-
-
-Event = EventCommand
-"""The former name of ``EventCommand``, kept for code that imports it (not the union of events:
-that is ``PravegaEvent``)."""
 
 
 @attrs.frozen(slots=True)
@@ -684,7 +675,7 @@ Command: TypeAlias = (
 )
 """Every typed single-frame command."""
 
-PravegaEvent: TypeAlias = Command | Opaque | Append | FlushAppends
+Event: TypeAlias = Command | Opaque | Append | FlushAppends
 """Everything a connection sends or yields."""
 
 TYPED: dict[CommandType, type[_Command]] = {cls.TYPE: cls for cls in typing.get_args(Command)}

@@ -53,9 +53,9 @@ from s3p_codec.pravega.events import (
     ConditionalAppend,
     ConditionalBlockEnd,
     ErrorCode,
+    Event,
     Padding,
     PartialEvent,
-    PravegaEvent,
     SetupAppend,
 )
 from s3p_codec.pravega.limits import Limits
@@ -106,7 +106,7 @@ class Observer(Checkpointable):
         self._bound = PendingBound(max_pending, ErrorCode.STATE)
         self._next_pair = 0
 
-    def observe(self, direction: Direction, data: bytes) -> Sequence[ObserverOutput[PravegaEvent]]:
+    def observe(self, direction: Direction, data: bytes) -> Sequence[ObserverOutput[Event]]:
         """Feed bytes seen travelling ``direction``; return the events, errors and
         resynchronisations they complete.
         """
@@ -114,7 +114,7 @@ class Observer(Checkpointable):
         side.buffer.feed(data)
         return self._drain(side)
 
-    def gap(self, direction: Direction, size: int) -> Sequence[ObserverOutput[PravegaEvent]]:
+    def gap(self, direction: Direction, size: int) -> Sequence[ObserverOutput[Event]]:
         """``size`` bytes were lost in ``direction``: skip the rest of the frame if the lost bytes
         fit inside it, else scan for the next plausible frame header.
         """
@@ -137,7 +137,7 @@ class Observer(Checkpointable):
         sync.lose(None, buffer.position)
         return [ObservedGap(direction, start, size, resynchronized=False)]
 
-    def close(self, direction: Direction) -> Sequence[ObserverOutput[PravegaEvent]]:
+    def close(self, direction: Direction) -> Sequence[ObserverOutput[Event]]:
         """No more bytes come in ``direction``: report a frame or append block the stream cut short.
         """
         side = self._sides[direction]
@@ -201,8 +201,8 @@ class Observer(Checkpointable):
             side.buffer, HEADER, payload_length, check, lookahead=HEADER_SIZE, final=final
         )
 
-    def _drain(self, side: _Side, *, final: bool = False) -> list[ObserverOutput[PravegaEvent]]:
-        out: list[ObserverOutput[PravegaEvent]] = []
+    def _drain(self, side: _Side, *, final: bool = False) -> list[ObserverOutput[Event]]:
+        out: list[ObserverOutput[Event]] = []
         buffer = side.buffer
         direction = side.direction
         sync = side.sync
@@ -258,7 +258,7 @@ class Observer(Checkpointable):
 
     def _process(
         self, side: _Side, kind: CommandType, payload: bytes, start: int
-    ) -> PravegaEvent | None:
+    ) -> Event | None:
         event = decode_payload(kind, payload, strict=self.strict_strings)
         reader = side.reader
         if reader is None:
@@ -290,7 +290,7 @@ class Observer(Checkpointable):
         return event
 
     def _pair(
-        self, side: _Side, event: PravegaEvent, start: int, out: list[ObserverOutput[PravegaEvent]]
+        self, side: _Side, event: Event, start: int, out: list[ObserverOutput[Event]]
     ) -> int | None:
         request_id = getattr(event, "request_id", None)
         if type(request_id) is not int or request_id == -1:

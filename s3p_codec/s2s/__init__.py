@@ -15,7 +15,6 @@ from s3p_codec.s2s.connection import (
     Connection,
     ConnectionState,
     Session,
-    State,
     terminal_error,
 )
 from s3p_codec.s2s.errors import (
@@ -76,7 +75,6 @@ __all__ = [
     "SequencedRecord",
     "Session",
     "SessionTerminated",
-    "State",
     "StreamPosition",
     "Terminal",
     "metered_bytes",

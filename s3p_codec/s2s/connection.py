@@ -59,10 +59,10 @@ from s3p_codec.s2s.events import (
     metered_bytes,
 )
 from s3p_codec.s2s.limits import Limits
-from s3p_codec.s2s.state import TRANSITIONS, ConnectionState, State, Trigger
+from s3p_codec.s2s.state import TRANSITIONS, ConnectionState, Trigger
 from s3p_codec.s2s.wire import RawFrame, decode_terminal, encode_frame, encode_terminal, read_frame
 
-__all__ = ["Connection", "ConnectionState", "Session", "State", "terminal_error"]
+__all__ = ["Connection", "ConnectionState", "Session", "terminal_error"]
 
 
 class Session(enum.Enum):

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AppendConditionFailed",
-    "ErrorCode",
     "ReadUnwritten",
     "SessionTerminated",
     "status_of",

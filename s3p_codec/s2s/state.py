@@ -23,7 +23,7 @@ from typing import Final
 
 from s3p_codec._core.transitions import StateEnum, Transitions
 
-__all__ = ["TRANSITIONS", "ConnectionState", "State", "Trigger"]
+__all__ = ["TRANSITIONS", "ConnectionState", "Trigger"]
 
 
 class ConnectionState(StateEnum):
@@ -34,10 +34,6 @@ class ConnectionState(StateEnum):
     CLOSED = "closed"
     TERMINATED = "terminated"
     ERROR = "error"
-
-
-#: The name ``ConnectionState`` had before all five packages used the same one.
-State = ConnectionState
 
 
 class Trigger(enum.Enum):

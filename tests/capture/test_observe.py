@@ -356,7 +356,8 @@ def test_a_mid_stream_start_opens_with_a_zero_gap_only_for_an_observer_that_resy
         assert first == dict.fromkeys(Direction, "observe")
 
 
-def test_the_old_list_of_resynchronizing_protocols_is_still_importable() -> None:
-    from s3p_codec.capture.observe import RESYNC_AT_START
+def test_the_protocols_whose_observer_resynchronizes_say_so_themselves() -> None:
+    import s3p_codec
 
-    assert frozenset({"s3p", "rustlog", "pravega"}) == RESYNC_AT_START
+    hunting = {p for p in s3p_codec.PROTOCOLS if getattr(s3p_codec, p).Observer.resynchronizes}
+    assert hunting == {"s3p", "rustlog", "pravega"}

@@ -91,7 +91,7 @@ class StoreProcess:
 
     # --- looking inside, through our own codec -----------------------------------------------
 
-    def ask(self, request: pravega.PravegaEvent) -> pravega.PravegaEvent:
+    def ask(self, request: pravega.Event) -> pravega.Event:
         """Send one request on a new connection; the store's reply."""
         return asyncio.run(self._ask(request))
 
@@ -126,11 +126,11 @@ class StoreProcess:
         await conn.next_event()
         return conn
 
-    async def _ask(self, request: pravega.PravegaEvent) -> pravega.PravegaEvent:
+    async def _ask(self, request: pravega.Event) -> pravega.Event:
         conn = await self._open()
         async with conn:
             await conn.send(request)
-            reply: pravega.PravegaEvent = await conn.next_event()
+            reply: pravega.Event = await conn.next_event()
             return reply
 
 

@@ -34,7 +34,7 @@ def command(cls: type[Any]) -> st.SearchStrategy[Any]:
 
 ALL_TYPED = sorted(TYPED.values(), key=lambda cls: int(cls.TYPE))
 _BLOCK = {pravega.AppendBlock, pravega.AppendBlockEnd, pravega.PartialEvent, pravega.Padding,
-          pravega.Event}  # fmt: skip
+          pravega.EventCommand}  # fmt: skip
 CLIENT_SENDS = [cls for cls in ALL_TYPED if cls.TYPE in REQUESTS and cls not in _BLOCK]
 SERVER_SENDS = [cls for cls in ALL_TYPED if cls.TYPE in REPLIES]
 _TYPED_CODES = set(TYPED)

@@ -286,7 +286,7 @@ def test_an_event_over_max_event_size_is_refused() -> None:
         p.AppendBlockEnd(A, 0, b"", 1, 0),
         p.PartialEvent(b""),
         p.Padding(0),
-        p.Event(b""),
+        p.EventCommand(b""),
     ],
 )
 def test_block_frames_are_written_only_by_the_block_writer(event: Any) -> None:

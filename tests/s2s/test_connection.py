@@ -78,7 +78,7 @@ def test_append_input_carries_1_to_1000_records_receiving(count: int) -> None:
     assert caught.value.reply == s2s.Terminal(
         status=422, code="invalid", message=caught.value.message
     )
-    assert server.state is s2s.State.ERROR
+    assert server.state is s2s.ConnectionState.ERROR
     assert not server.finished  # the reply may still be sent once
     frame = server.send(caught.value.reply)
     assert frame[3] == 0x80
@@ -181,7 +181,7 @@ def test_server_is_not_finished_until_every_input_is_acked() -> None:
     server.receive_data(s2s.Connection(Role.CLIENT, APPEND).send(_input(1)))
     server.receive_data(b"")
     _drain(server)
-    assert server.state is s2s.State.CLOSED
+    assert server.state is s2s.ConnectionState.CLOSED
     assert not server.finished
     server.send(_ack(0, 1))
     assert server.finished
@@ -251,7 +251,7 @@ def test_missing_frame_for_20_s_is_surfaced_through_the_clock_argument() -> None
     with pytest.raises(RemoteProtocolError) as caught:
         client.check_heartbeat(135.0)
     assert caught.value.code is s2s.ErrorCode.HEARTBEAT_TIMEOUT
-    assert client.state is s2s.State.ERROR
+    assert client.state is s2s.ConnectionState.ERROR
 
 
 def test_heartbeat_timeout_follows_the_limit_and_only_read_clients() -> None:
@@ -301,7 +301,7 @@ def test_reconnect_flag_on_append_acks() -> None:
 def test_after_sending_a_terminal_frame_no_further_frames_are_sent() -> None:
     server = s2s.Connection(Role.SERVER, READ)
     server.send(s2s.Terminal(status=503, code="server_draining"))
-    assert server.state is s2s.State.TERMINATED
+    assert server.state is s2s.ConnectionState.TERMINATED
     assert server.finished
     with pytest.raises(LocalProtocolError):
         server.send(s2s.Heartbeat(POS(0, 0)))
@@ -423,7 +423,7 @@ def test_read_session_round_trip_any_compression_any_chunking(
     client.receive_data(b"")
     got += _drain(client)
     assert got == batches
-    assert client.state is s2s.State.CLOSED
+    assert client.state is s2s.ConnectionState.CLOSED
 
 
 @given(batches=st.lists(read_batches, min_size=1, max_size=2), compression=COMPRESSIONS)
@@ -457,9 +457,9 @@ def test_random_bytes_give_events_or_our_errors_only(
             break
         except RemoteProtocolError as exc:
             assert isinstance(exc.code, s2s.ErrorCode)  # noqa: PT017
-            assert conn.state is s2s.State.ERROR
+            assert conn.state is s2s.ConnectionState.ERROR
             break
-    assert conn.state is not s2s.State.OPEN
+    assert conn.state is not s2s.ConnectionState.OPEN
 
 
 @given(
@@ -492,13 +492,6 @@ def test_last_compression_reports_the_flag_of_the_last_frame() -> None:
     client.receive_data(server.send(s2s.Heartbeat(POS(1, 0))))
     client.next_event()
     assert client.last_compression is Compression.NONE
-
-
-def test_old_names_stay_importable() -> None:
-    from s3p_codec.s2s import observe, observer
-
-    assert s2s.State is s2s.ConnectionState
-    assert observe.Observer is observer.Observer is s2s.Observer
 
 
 def test_position_counts_the_body_bytes_taken_as_frames() -> None:

@@ -20,7 +20,7 @@ from s3p_codec import Direction, RemoteProtocolError, Role, s2s
 from s3p_codec._extras import MissingExtra
 from s3p_codec.s2s import compression
 from s3p_codec.s2s.compression import Codec, Compression, decompress
-from s3p_codec.s2s.errors import ErrorCode
+from s3p_codec.s2s.events import ErrorCode
 from s3p_codec.s2s.wire import encode_frame
 
 EMPTY_RECORDS = b"\x0a\x00" * 1_000_000  # a million empty records: field 1, length 0

@@ -40,12 +40,12 @@ def test_append_session_over_http11(compression: Compression) -> None:
     assert _pump(reply, client) == [opened, ack]
     assert _pump(client.send(s2s.EndOfBody()), server) == []
     assert server.session is not None
-    assert server.session.state is s2s.State.CLOSED
+    assert server.session.state is s2s.ConnectionState.CLOSED
     done = server.send(s2s.EndOfBody())
     assert server.finished
     assert _pump(done, client) == []
     assert client.finished
-    assert client.state is s2s.State.CLOSED
+    assert client.state is s2s.ConnectionState.CLOSED
 
 
 def test_read_session_over_http11_is_a_get_without_body() -> None:
@@ -156,7 +156,7 @@ def test_random_bytes_give_events_or_our_errors_only(data: bytes, role: Role) ->
         while conn.next_event() is not NEED_DATA:
             pass
     except RemoteProtocolError:
-        assert conn.state in (s2s.State.ERROR, s2s.State.TERMINATED)
+        assert conn.state in (s2s.ConnectionState.ERROR, s2s.ConnectionState.TERMINATED)
 
 
 def _verdict_on_a_long_head(size: int, piece: int) -> object:

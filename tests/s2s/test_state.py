@@ -18,7 +18,6 @@ def test_the_table_reaches_every_state_and_terminates_and_errors_for_good() -> N
 
 def test_the_old_import_paths_name_the_same_enum() -> None:
     assert s2s.ConnectionState is connection.ConnectionState is ConnectionState
-    assert s2s.State is connection.State is ConnectionState
 
 
 def test_a_session_moves_by_the_table() -> None:

@@ -178,7 +178,7 @@ def test_nothing_is_accepted_after_a_terminal_frame() -> None:
     conn.receive_data(encode_terminal(s2s.Terminal(status=500)) + heartbeat)
     with pytest.raises(s2s.SessionTerminated):
         conn.next_event()
-    assert conn.state is s2s.State.TERMINATED
+    assert conn.state is s2s.ConnectionState.TERMINATED
     assert conn.finished
     assert conn.next_event() is NEED_DATA  # the heartbeat behind it is never decoded
 
@@ -190,12 +190,12 @@ def test_leftover_bytes_at_end_of_body_are_an_error() -> None:
     with pytest.raises(RemoteProtocolError, match="left over") as caught:
         conn.next_event()
     assert caught.value.code is s2s.ErrorCode.BAD_FRAME
-    assert conn.state is s2s.State.ERROR
+    assert conn.state is s2s.ConnectionState.ERROR
 
 
 def test_normal_end_of_session_has_no_terminal_frame() -> None:
     conn = s2s.Connection(Role.CLIENT, s2s.Session.READ)
     conn.receive_data(b"")
     assert conn.next_event() is NEED_DATA
-    assert conn.state is s2s.State.CLOSED
+    assert conn.state is s2s.ConnectionState.CLOSED
     assert conn.finished

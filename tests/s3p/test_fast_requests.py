@@ -20,9 +20,8 @@ from hypothesis import strategies as st
 
 from s3p_codec import Direction, RemoteProtocolError, Role, s3p
 from s3p_codec._core import ObservedError
-from s3p_codec.s3p import Append, Delete, ErrorCode, Read, Timestamp, fast_commands
-from s3p_codec.s3p.commands import CommandParser, encode_request
-from s3p_codec.s3p.fast_commands import scan_command
+from s3p_codec.s3p import Append, Delete, ErrorCode, Read, Timestamp, commands
+from s3p_codec.s3p.commands import CommandParser, encode_request, scan_command
 from s3p_codec.s3p.schema import COMMAND_NAMES, KNOWN_OPTIONS
 from s3p_codec.s3p.wire import Malformed, WireBuffer
 
@@ -322,7 +321,7 @@ def test_records_of_one_size_are_matched_all_at_once(monkeypatch: pytest.MonkeyP
     def record_by_record(*args: object) -> None:
         raise AssertionError("records of one size were read one at a time")
 
-    monkeypatch.setattr(fast_commands, "_scan_records", record_by_record)
+    monkeypatch.setattr(commands, "_scan_records", record_by_record)
     assert scan_command(data, 0, s3p.Limits()) == (request, len(data))
 
 

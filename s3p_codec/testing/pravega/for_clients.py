@@ -95,7 +95,7 @@ def reply_wire() -> st.SearchStrategy[tuple[pravega.Command, bytes]]:
     )
 
 
-def requests_for(reply: pravega.Command) -> tuple[pravega.PravegaEvent, ...]:
+def requests_for(reply: pravega.Command) -> tuple[pravega.Event, ...]:
     """What a client has sent before ``reply`` makes sense (Hello first)."""
     writer = getattr(reply, "writer_id", WRITER)
     if isinstance(reply, pravega.DataAppended):
