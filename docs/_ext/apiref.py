@@ -9,11 +9,14 @@ object is described once. ``public_modules`` and ``public_names`` are the single
 from __future__ import annotations
 
 import ast
+import enum
 import importlib
 import inspect
 import pkgutil
+import re
 from types import ModuleType
 
+import attrs
 from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.application import Sphinx
@@ -119,7 +122,59 @@ class ApiPackage(SphinxDirective):
         return node.children
 
 
+_ATTR_DEFAULT = re.compile(r"attr_dict\['(\w+)'\]\.default")
+
+
+def _default_text(value: object) -> str:
+    """A default as a reader writes it: ``Compression.NONE``, not ``<Compression.NONE: 0>``."""
+    if isinstance(value, enum.Enum):
+        return f"{type(value).__name__}.{value.name}"
+    return repr(value)
+
+
+def real_attrs_defaults(  # noqa: PLR0917 - the autodoc-process-signature event's arguments
+    app: Sphinx, what: str, name: str, obj: object, options: object, signature: str | None,
+    return_annotation: str | None,
+) -> tuple[str | None, str | None] | None:
+    """The defaults of an attrs class's ``__init__`` as values.
+
+    ``autodoc_preserve_defaults`` copies default expressions from the source, and the source of
+    an attrs-generated ``__init__`` says ``attr_dict['timestamp'].default``.
+    """
+    if not signature or "attr_dict[" not in signature:
+        return None
+    cls = obj if isinstance(obj, type) else None
+    if cls is None or not attrs.has(cls):
+        return None
+    fields = {field.name: field for field in attrs.fields(cls)}
+
+    def value(match: re.Match[str]) -> str:
+        field = fields.get(match.group(1)) or fields.get(match.group(1).lstrip("_"))
+        return match.group(0) if field is None else _default_text(field.default)
+
+    return _ATTR_DEFAULT.sub(value, signature), return_annotation
+
+
+def _sentence_attribute_docstrings() -> None:
+    """Read attribute and property docstrings as sentences.
+
+    Napoleon reads the first line of an attribute's docstring as ``type: description`` when it
+    has a colon, so "Requests awaiting a reply (client: sent; ...)" rendered as
+    "Type: Requests awaiting a reply (client". This package never writes types there (they are
+    the annotations), so the whole docstring is the description.
+    """
+    from sphinx.ext.napoleon.docstring import GoogleDocstring  # noqa: PLC0415
+
+    def parse(self: GoogleDocstring) -> list[str]:
+        return list(self._consume_to_end())
+
+    GoogleDocstring._parse_attribute_docstring = parse  # type: ignore[method-assign]
+
+
 def setup(app: Sphinx) -> dict[str, object]:
-    """Register the ``api-package`` directive."""
+    """Register the ``api-package`` directive, real attrs defaults in signatures, and
+    attribute docstrings read as sentences."""
     app.add_directive("api-package", ApiPackage)
+    app.connect("autodoc-process-signature", real_attrs_defaults)
+    _sentence_attribute_docstrings()
     return {"parallel_read_safe": True, "parallel_write_safe": True}

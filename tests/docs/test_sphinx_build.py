@@ -35,6 +35,13 @@ def test_the_docs_build_without_a_warning(tmp_path: Path) -> None:
     for page in ("index.html", "contract.html", "cli.html", "changelog.html", "api/s3p.html",
                  "protocols/durable.html", "tutorials/spark.html"):
         assert page in built, page
+    # Issue 31.7: attrs defaults as values, and attribute docstrings not read as "type: text".
+    api = "".join(page.read_text() for page in (html / "api").glob("*.html"))
+    assert "attr_dict[" not in api
+    assert '<dt class="field-odd">Type<' not in api
+    text = re.sub(r"<[^>]+>", "", (html / "api" / "s3p.html").read_text())
+    assert "Append(stream, records, timestamp=None, id=None)" in text
+    assert "Requests awaiting a reply (client: sent; server: received" in text
     cli = re.sub(r"<[^>]+>", "", (html / "cli.html").read_text())
     assert "--decode-as" in cli  # generated from the parsers
     assert "usage: s3p-codec spark stats" in cli
