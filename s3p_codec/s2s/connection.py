@@ -43,7 +43,6 @@ from s3p_codec.s2s import proto
 from s3p_codec.s2s.compression import Codec, Compression, zstd_available
 from s3p_codec.s2s.errors import (
     AppendConditionFailed,
-    ErrorCode,
     ReadUnwritten,
     SessionTerminated,
     status_of,
@@ -51,6 +50,7 @@ from s3p_codec.s2s.errors import (
 from s3p_codec.s2s.events import (
     AppendAck,
     AppendInput,
+    ErrorCode,
     Event,
     Heartbeat,
     ReadBatch,
