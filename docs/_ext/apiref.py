@@ -91,6 +91,32 @@ def _automodule(name: str, members: list[str], *, with_docstring: bool = True) -
     return [*lines, ""]
 
 
+def package_sections(root: str) -> list[tuple[str, list[str]]]:
+    """What ``.. api-package:: root`` documents: ``(module, member names)`` in page order.
+
+    The package's exported names first, then each public non-package child module with the
+    public names the package does not re-export. The directive renders exactly this list, and
+    ``tests/test_public_api.py`` reads it to check that every public name is documented.
+    """
+    package = importlib.import_module(root)
+    # Names a package loads lazily (module ``__getattr__``) are not in its namespace yet:
+    # autodoc cannot see them there, so they are documented in the module defining them.
+    exported = {n for n in public_names(package) if n in vars(package)}
+    sections = [(root, [n for n in _documentable(package, public_names(package))
+                        if n in exported])]
+    children = [
+        name
+        for name in public_modules(root)
+        if name.count(".") == root.count(".") + 1
+        and not hasattr(importlib.import_module(name), "__path__")
+    ]
+    for child in children:
+        module = importlib.import_module(child)
+        rest = [n for n in _documentable(module, public_names(module)) if n not in exported]
+        sections.append((child, rest))
+    return sections
+
+
 class ApiPackage(SphinxDirective):
     """``.. api-package:: dotted.name``: the package's public face, then its public modules."""
 
@@ -98,21 +124,9 @@ class ApiPackage(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         root = self.arguments[0]
-        package = importlib.import_module(root)
-        # Names a package loads lazily (module ``__getattr__``) are not in its namespace yet:
-        # autodoc cannot see them there, so they are documented in the module defining them.
-        exported = {n for n in public_names(package) if n in vars(package)}
-        lines = _automodule(root, [n for n in _documentable(package, public_names(package))
-                                   if n in exported])
-        children = [
-            name
-            for name in public_modules(root)
-            if name.count(".") == root.count(".") + 1
-            and not hasattr(importlib.import_module(name), "__path__")
-        ]
-        for child in children:
-            module = importlib.import_module(child)
-            rest = [n for n in _documentable(module, public_names(module)) if n not in exported]
+        (_, members), *children = package_sections(root)
+        lines = _automodule(root, members)
+        for child, rest in children:
             title = f"``{child}``"
             lines += [title, "-" * len(title), ""]
             lines += _automodule(child, rest)

@@ -26,6 +26,7 @@ from s3p_codec.testing.durable.for_servers import (
     stream_decisions,
 )
 from s3p_codec.testing.strategies import Answer, Malformed, Valid
+from s3p_codec.testing.target import Reader
 
 _METHODS = {
     durable.Create: b"PUT",
@@ -109,7 +110,7 @@ class Target:
         """A cheap request that a healthy server always answers without an error."""
         return self._valid(durable.Read(STREAM, "now"))
 
-    def reader(self, sent: Malformed | Valid) -> _Reader:
+    def reader(self, sent: Malformed | Valid) -> Reader:
         """A fresh reader for the answer to ``sent``."""
         return _Reader(sent)
 

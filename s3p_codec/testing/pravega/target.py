@@ -19,7 +19,7 @@ from s3p_codec.testing.pravega.for_servers import (
     requests,
 )
 from s3p_codec.testing.strategies import Malformed, Valid
-from s3p_codec.testing.target import CodecReader
+from s3p_codec.testing.target import CodecReader, Reader
 
 
 class _Reader(CodecReader):
@@ -74,7 +74,7 @@ class Target:
         """A cheap request that a healthy server always answers without an error."""
         return self._valid(pravega.GetStreamSegmentInfo(2, "fuzz/fuzz/0"))
 
-    def reader(self, sent: Malformed | Valid) -> _Reader:
+    def reader(self, sent: Malformed | Valid) -> Reader:
         """A fresh reader for the answer to ``sent``."""
         return _Reader(sent)
 

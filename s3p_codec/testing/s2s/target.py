@@ -20,6 +20,7 @@ from s3p_codec.testing.s2s.for_servers import (
     malformed_rules,
 )
 from s3p_codec.testing.strategies import Answer, Malformed, Valid
+from s3p_codec.testing.target import Reader
 
 
 class _Reader:
@@ -99,7 +100,7 @@ class Target:
         """A cheap request that a healthy server always answers without an error."""
         return self._valid(s2s.AppendInput((s2s.AppendRecord(b"probe"),)))
 
-    def reader(self, sent: Malformed | Valid) -> _Reader:
+    def reader(self, sent: Malformed | Valid) -> Reader:
         """A fresh reader for the answer to ``sent``."""
         return _Reader(sent)
 

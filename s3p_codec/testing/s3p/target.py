@@ -22,7 +22,7 @@ from s3p_codec.testing.s3p.for_servers import (
     requests,
 )
 from s3p_codec.testing.strategies import Malformed, Valid
-from s3p_codec.testing.target import CodecReader
+from s3p_codec.testing.target import CodecReader, Reader
 
 
 class _Reader(CodecReader):
@@ -106,7 +106,7 @@ class Target:
         """A cheap request that a healthy server always answers without an error."""
         return self._valid(s3p.Read(b"fuzz", count=1))
 
-    def reader(self, sent: Malformed | Valid) -> _Reader:
+    def reader(self, sent: Malformed | Valid) -> Reader:
         """A fresh reader for the answer to ``sent``."""
         if isinstance(sent, Malformed) and not sent.fatal:
             return _Reader(Valid("CREATE", sent.data, s3p.Create(b"fuzz")), self.version)
