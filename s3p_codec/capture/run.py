@@ -38,21 +38,50 @@ from s3p_codec.capture.table import (
     format_table,
 )
 
-__all__ = ["CaptureRun", "FollowedFile", "TcpdumpError", "start_tcpdump"]
+__all__ = ["CaptureRun", "FollowedFile", "TcpdumpError", "decode_followed", "start_tcpdump"]
 
 FOLLOW_POLL = 0.05
 """Seconds between looks at a followed file that has no new bytes."""
 
 
 class FollowedFile(io.RawIOBase):
-    """A file read as it grows (``tail -f``): a read waits for the bytes instead of ending,
-    until ``stop()`` is called (then it ends at the bytes there are)."""
+    """A file read as it grows (``tail -F``): a read waits for the bytes instead of ending,
+    until ``stop()`` is called (then it ends at the bytes there are).
 
-    def __init__(self, path: str, poll: float = FOLLOW_POLL) -> None:
+    While waiting it looks at the path as ``tail -F`` does, since a capture file is rotated
+    under a follower (renamed, ``logrotate copytruncate``, tcpdump started again on the name):
+    a file shorter than the read position was truncated, and a path naming another file
+    (device and inode) was replaced, once the old file has been read to its end. Either way
+    reads end there (the capture in hand is over) and ``next_file()`` opens the path again.
+    A path that is gone is waited for, the old file still read meanwhile. Each change is one
+    call of ``notify`` with a short sentence.
+
+    ``name`` is what rows call the file: the path, then ``PATH[2]``, ``PATH[3]``... for the
+    files that came after it, since rows number packets per file and name a conversation by
+    file and packet: two files under one name would give two conversations one id.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        poll: float = FOLLOW_POLL,
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
         super().__init__()
-        self._file = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self._path = path
         self._poll = poll
+        self._notify = notify if notify is not None else (lambda _: None)
         self._stopped = threading.Event()
+        self._file = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self._ident = _identity(os.fstat(self._file.fileno()))
+        self._ended = False  # the open file was truncated or replaced: reads end
+        self._gone = False  # the path names no file (noticed once)
+        self._generation = 1  # how many files the path has named, this one included
+
+    @property
+    def name(self) -> str:
+        """The name rows give the file being read (see the class)."""
+        return _generation_name(self._path, self._generation)
 
     def readable(self) -> bool:
         """Always true: a followed file is only read."""
@@ -64,16 +93,17 @@ class FollowedFile(io.RawIOBase):
 
     def read(self, size: int = -1) -> bytes:
         """Exactly ``size`` bytes (``READ_CHUNK`` when negative), waiting for the file to grow;
-        fewer only once ``stop()`` was called and the file ends."""
+        fewer only once ``stop()`` was called, or the file was truncated or replaced, and the
+        file ends."""
         if size < 0:
             size = READ_CHUNK
         got = bytearray()
-        while len(got) < size:
+        while len(got) < size and not self._ended:
             stopped = self._stopped.is_set()  # before the read: bytes written before stop() count
             more = self._file.read(size - len(got))
             if more:
                 got += more
-            elif stopped:
+            elif stopped or self._rotated():
                 break
             else:
                 self._stopped.wait(self._poll)
@@ -83,12 +113,13 @@ class FollowedFile(io.RawIOBase):
         """The bytes there are, up to ``size``: waits only while there are none."""
         if size < 0:
             size = READ_CHUNK
-        while True:
+        while not self._ended:
             stopped = self._stopped.is_set()
             more = self._file.read1(size)
-            if more or stopped:
+            if more or stopped or self._rotated():
                 return more
             self._stopped.wait(self._poll)
+        return b""
 
     def readinto(self, buffer: Any) -> int:
         """Fill ``buffer`` as ``read`` would; return the count."""
@@ -96,10 +127,93 @@ class FollowedFile(io.RawIOBase):
         memoryview(buffer).cast("B")[: len(data)] = data
         return len(data)
 
+    def next_file(self) -> bool:
+        """After reads ended on a truncated or replaced file: open the path again and read it
+        from its start (True). False when there is nothing to go on to (the file did not change,
+        or ``stop()`` was called). Waits while the path is gone."""
+        while self._ended and not self._stopped.is_set():
+            try:
+                fresh = open(self._path, "rb")  # noqa: SIM115 - closed by close()
+            except FileNotFoundError:  # gone between the look and the open
+                self._went()
+                self._stopped.wait(self._poll)
+                continue
+            if self._gone:
+                self._gone = False
+                self._notify(f"file back; following the new file as {self._next_name()}")
+            self._file.close()
+            self._file = fresh
+            self._generation += 1
+            self._ident = _identity(os.fstat(fresh.fileno()))
+            self._ended = False
+            return True
+        return False
+
+    def _went(self) -> None:
+        if not self._gone:
+            self._gone = True
+            self._notify("file gone; waiting for it to come back")
+
+    def _rotated(self) -> bool:
+        """Called once every byte of the open file was read: True (reads end) when the path
+        now names another file or the open file was truncated."""
+        size = os.fstat(self._file.fileno()).st_size
+        position = self._file.tell()
+        try:
+            named = os.stat(self._path)
+        except FileNotFoundError:
+            self._went()  # the old file is still read, should its writer go on with it
+            return False
+        if _identity(named) != self._ident:
+            if size > position:
+                return False  # the old file grew meanwhile: read it to its end first
+            what = "back" if self._gone else "replaced"
+            self._notify(f"file {what}; following the new file as {self._next_name()}")
+        elif size < position:
+            self._notify(f"file truncated; decoding it again from its start as {self._next_name()}")
+        else:
+            if self._gone:  # renamed away and back: the same file, read on
+                self._gone = False
+                self._notify("file back; following it again")
+            return False
+        self._gone = False
+        self._ended = True
+        return True
+
+    def _next_name(self) -> str:
+        return _generation_name(self._path, self._generation + 1)
+
     def close(self) -> None:
         """Close the underlying file."""
         self._file.close()
         super().close()
+
+
+def _generation_name(path: str, generation: int) -> str:
+    return path if generation == 1 else f"{path}[{generation}]"
+
+
+def _identity(stat: os.stat_result) -> tuple[int, int]:
+    return (stat.st_dev, stat.st_ino)
+
+
+def decode_followed(
+    followed: FollowedFile,
+    decode_as: Mapping[int, str] | None = None,
+    *,
+    limits: Limits | None = None,
+    on_file: Callable[[FileOutcome], None] | None = None,
+) -> Iterator[Row]:
+    """Rows of a followed file, through every file its path names in turn: each new file starts
+    with its own capture header, so the conversations still open are finished as at the end of
+    a capture (their last rows out) before the next file is decoded from its first packet.
+    Rows name each file as ``followed.name`` does."""
+    stream = cast(IO[bytes], followed)
+    while True:
+        name = followed.name
+        yield from decode_stream(stream, decode_as, name=name, limits=limits, on_file=on_file)
+        if not followed.next_file():
+            return
 
 
 class TcpdumpError(Exception):
@@ -224,12 +338,14 @@ class CaptureRun:
                 sys.stdin.buffer, self.ports, name="-", limits=self.limits, on_file=self._note
             )
         if self.follow and os.path.isfile(self.inputs[0]):
-            followed = FollowedFile(self.inputs[0])
+            path = self.inputs[0]
+
+            def notify(message: str) -> None:
+                print(f"s3p-codec: {path}: {message}", file=sys.stderr, flush=True)
+
+            followed = FollowedFile(path, notify=notify)
             self._cleanup.append(followed.close)
-            return decode_stream(
-                cast(IO[bytes], followed), self.ports, name=self.inputs[0], limits=self.limits,
-                on_file=self._note,
-            )  # fmt: skip
+            return decode_followed(followed, self.ports, limits=self.limits, on_file=self._note)
         self._paths = expand_inputs(self.inputs)
         return decode_files(
             self._paths, self.ports, progress=self.progress, limits=self.limits,
@@ -317,7 +433,6 @@ class CaptureRun:
                 out.write(line + "\n")
                 if self.streaming:
                     out.flush()
-
 
     def _origin(self) -> float | None:
         """Where ``-t relative`` counts from: the earliest first packet of all input files, so
