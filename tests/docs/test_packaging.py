@@ -1,9 +1,12 @@
 """The package as users get it: a wheel and an sdist that install and work with no extras.
 
-Builds both with ``python -m build --no-isolation`` (hatchling comes with the ``dev`` extra),
-checks them with ``twine check``, installs the wheel into a fresh virtual environment with only
-its core dependencies, and checks there that ``s3p_codec`` and every protocol package import and
-work, and that a feature whose extra is missing says so in one line naming the extra.
+Builds both with ``python -m build --no-isolation`` (hatchling, ``build`` and ``twine`` come
+with the ``dev`` extra; no isolated build environment, so no download), which builds the wheel
+*from the sdist*: a file the wheel needs but the sdist lacks fails here. Checks both with
+``twine check``, checks the sdist carries nothing of the machine it was built on, installs the
+wheel into a fresh virtual environment with only its core dependencies, and checks there that
+``s3p_codec`` and every protocol package import and work, that ``s3p-codec --help`` runs, and
+that a feature whose extra is missing says so in one line naming the extra.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
+from s3p_codec._version import __version__
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -67,6 +72,7 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     built = _run(sys.executable, "-m", "build", "--no-isolation", "--outdir", out, ROOT)
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    assert "Building wheel from sdist" in built.stdout + built.stderr  # sdist alone suffices
     return out
 
 
@@ -80,6 +86,11 @@ def test_build_makes_a_wheel_and_an_sdist_that_twine_accepts(dist: Path) -> None
     wheel, sdist = _one(dist, "*.whl"), _one(dist, "*.tar.gz")
     checked = _run(sys.executable, "-m", "twine", "check", "--strict", wheel, sdist)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_both_carry_the_version(dist: Path) -> None:
+    assert _one(dist, "*.whl").name.startswith(f"s3p_codec-{__version__}-")
+    assert _one(dist, "*.tar.gz").name == f"s3p_codec-{__version__}.tar.gz"
 
 
 def test_the_wheel_holds_the_package_its_data_and_the_license(dist: Path) -> None:
@@ -105,6 +116,34 @@ def test_the_sdist_holds_what_the_test_suite_needs(dist: Path) -> None:
     assert not any("node_modules" in n or n.startswith("docs/_build") for n in names)
 
 
+# Made by running or building things here, never part of the source.
+LOCAL = (".venv/", "__pycache__/", ".pyc", ".hypothesis/", ".pytest_cache/", ".mypy_cache/",
+         ".ruff_cache/", ".egg-info/", ".ipynb_checkpoints/", "dist/", ".coverage")
+
+
+def _git_files() -> set[str] | None:
+    listed = _run("git", "-C", ROOT, "ls-files", "-z")
+    return set(listed.stdout.split("\0")) - {""} if listed.returncode == 0 else None
+
+
+def test_the_sdist_holds_nothing_of_this_machine(dist: Path) -> None:
+    """Only source: no caches or environments, no untracked file, no path of the build host."""
+    host_paths = {str(ROOT).encode(), str(Path.home()).encode()} - {b"/", b""}
+    leaks: list[str] = []
+    with tarfile.open(_one(dist, "*.tar.gz")) as archive:
+        members = [m for m in archive.getmembers() if m.isfile() and "/" in m.name]
+        names = {m.name.split("/", 1)[1] for m in members}
+        for member in members:
+            data = archive.extractfile(member)
+            if data is not None and any(p in data.read() for p in host_paths):
+                leaks.append(member.name)
+    assert not [n for n in names if any(part in f"/{n}/" or n.endswith(part) for part in LOCAL)]
+    assert leaks == []
+    tracked = _git_files()
+    if tracked is not None:  # a git checkout: the sdist is what git holds (PKG-INFO added)
+        assert sorted(names - tracked - {"PKG-INFO"}) == []
+
+
 @pytest.fixture(scope="module")
 def fresh_python(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new virtual environment holding the wheel and its core dependencies only."""
@@ -126,6 +165,15 @@ def test_the_wheel_works_with_no_extras(fresh_python: Path, tmp_path: Path) -> N
     assert smoke.returncode == 0, smoke.stderr[-3000:]
     assert smoke.stdout.startswith("ok ")
     assert Path(smoke.stdout.split(" ", 1)[1].strip()).is_relative_to(fresh_python.parent.parent)
+
+
+def test_the_command_line_runs_with_no_extras(fresh_python: Path, tmp_path: Path) -> None:
+    command = fresh_python.parent / "s3p-codec"
+    helped = _run(command, "--help", cwd=tmp_path)
+    assert helped.returncode == 0, helped.stderr[-3000:]
+    assert helped.stdout.startswith("usage: s3p-codec")
+    version = _run(command, "--version", cwd=tmp_path)
+    assert version.stdout.strip() == f"s3p-codec {__version__}", version.stdout + version.stderr
 
 
 @pytest.mark.parametrize(("statement", "extra"), EXTRAS.items())
