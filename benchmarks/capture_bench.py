@@ -346,6 +346,22 @@ print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_m
 """
 
 
+_GETS_CHILD = """
+import sys, time
+import fsspec
+from s3p_codec.capture._remote import BLOCK_SIZE
+fs, inner = fsspec.core.url_to_fs(sys.argv[1])
+size = fs.size(inner)
+start = time.perf_counter()
+for at in range(0, size, BLOCK_SIZE):
+    fs.cat_file(inner, start=at, end=min(at + BLOCK_SIZE, size))
+ranged = time.perf_counter() - start
+start = time.perf_counter()
+fs.cat_file(inner)
+print(ranged, time.perf_counter() - start)
+"""
+
+
 def url_mode(path: Path, rounds: int) -> None:
     """Decode ``path`` from local disk and from ``s3://`` on a moto server on 127.0.0.1,
     interleaved, best of ``rounds``; print times, their ratio and peak RSS. The server (and the
@@ -366,6 +382,7 @@ def url_mode(path: Path, rounds: int) -> None:
         cli = {"file": (1e9, 1e9, 0), "s3": (1e9, 1e9, 0)}
         plain = {"file": (0, 1e9, 1e9, 0), "s3": (0, 1e9, 1e9, 0)}
         opening = (1e9, 0)
+        gets = (1e9, 1e9)
         for _ in range(rounds):
             for where, target in (("file", str(path)), ("s3", url)):
                 seconds, cpu, peak = _cli(target, env)
@@ -384,6 +401,15 @@ def url_mode(path: Path, rounds: int) -> None:
                 env=env,
             ).stdout.split()
             opening = (min(opening[0], float(out[0])), max(opening[1], int(out[1])))
+            out = subprocess.run(
+                [sys.executable, "-c", _GETS_CHILD, url],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=ROOT,
+                env=env,
+            ).stdout.split()
+            gets = (min(gets[0], float(out[0])), min(gets[1], float(out[1])))
         if plain["file"][0] != plain["s3"][0]:
             raise SystemExit(f"rows differ: {plain['file'][0]} local, {plain['s3'][0]} s3://")
         print(f"from s3:// ({size / 1e6:.1f} MB object on a moto server on 127.0.0.1, "
@@ -400,6 +426,8 @@ def url_mode(path: Path, rounds: int) -> None:
                   f" peak RSS {(s3_fig[2] - file_fig[2]) / 1024:+.0f} MiB")  # fmt: skip
         print(f"  opening the store alone (import s3fs, make the client, one HEAD): "
               f"{opening[0]:.2f} s, peak RSS {opening[1] / 1024:.0f} MiB")  # fmt: skip
+        print(f"  the server alone: the object in {_block_size() >> 20} MiB ranged GETs one after "
+              f"the other {gets[0]:.2f} s, in one GET {gets[1]:.2f} s")  # fmt: skip
     finally:
         if server.stdin is not None:
             server.stdin.close()
