@@ -76,7 +76,7 @@ from s3p_codec.durable._webhooks import (
     sign_webhook,
     verify_webhook,
 )
-from s3p_codec.durable.client import ClientConnection, ClientEvent
+from s3p_codec.durable.client import ClientEvent
 from s3p_codec.durable.connection import Connection
 from s3p_codec.durable.events import (
     CATCH_UP_CACHE_CONTROL,
@@ -113,7 +113,6 @@ from s3p_codec.durable.limits import Limits
 from s3p_codec.durable.observer import Observer
 from s3p_codec.durable.producer import ProducerDecision, ProducerOutcome, ProducerState
 from s3p_codec.durable.reader import ReadPhase, StreamReader
-from s3p_codec.durable.server import ServerConnection
 from s3p_codec.durable.spans import EventSpans
 from s3p_codec.durable.state import ConnectionState
 
@@ -126,7 +125,6 @@ __all__ = [
     "Chunk",
     "ClaimSubscription",
     "Claimed",
-    "ClientConnection",
     "ClientEvent",
     "Connection",
     "ConnectionErrorCode",
@@ -175,7 +173,6 @@ __all__ = [
     "SSEEnd",
     "SSEEvent",
     "SSEStart",
-    "ServerConnection",
     "StreamAck",
     "StreamInfo",
     "StreamLink",

@@ -1,7 +1,7 @@
 """Webhook deliveries and the ``Webhook-Signature`` header (``t=<s>,kid=<id>,ed25519=<sig>``).
 
 A webhook delivery is an HTTP POST from a Durable Streams server to a worker: the server plays
-the client role (``ClientConnection.send(WebhookDelivery(...))``) and the worker the server
+the client role (``Connection(Role.CLIENT).send(WebhookDelivery(...))``) and the worker the server
 role. A POST carrying ``Webhook-Signature`` is typed as a ``WebhookDelivery``, never as an
 append (appends never carry that header); its answer is a ``WebhookReply``.
 

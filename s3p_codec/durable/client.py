@@ -1,4 +1,4 @@
-"""The client-role connection: typed requests out, typed responses (and SSE events) in.
+"""The client role of ``durable.Connection``: typed requests out, typed responses and SSE in.
 
 HTTP/1.1 allows one exchange at a time per connection here (no pipelining): ``send`` refuses a
 request while the previous response is still arriving. Each response is typed by the request it
@@ -26,7 +26,6 @@ from s3p_codec._core.lifecycle import ReplyAfterError, finished
 from s3p_codec._core.types import NEED_DATA, NeedData, Role
 from s3p_codec.durable import headers as H
 from s3p_codec.durable import sse
-from s3p_codec.durable.connection import Connection
 from s3p_codec.durable.events import (
     ConnectionErrorCode,
     LiveMode,
@@ -44,7 +43,7 @@ from s3p_codec.durable.responses import parse_error, parse_response
 from s3p_codec.durable.spans import EventSpans
 from s3p_codec.durable.state import TRANSITIONS, ConnectionState, Trigger
 
-__all__ = ["ClientConnection", "ClientEvent"]
+__all__ = ["ClientEvent"]
 
 #: What a client-role connection yields: a typed response, or an SSE event of a live read.
 ClientEvent = Response | SSEData | SSEControl | SSEEnd
@@ -54,8 +53,9 @@ def _fatal(message: str) -> RemoteProtocolError:
     return RemoteProtocolError(message, code=ConnectionErrorCode.HTTP, fatal=True)
 
 
-class ClientConnection(Connection, H11Input, role=Role.CLIENT):
-    """One client-side HTTP/1.1 connection speaking Durable Streams.
+class _ClientConnection(H11Input):
+    """One client-side HTTP/1.1 connection speaking Durable Streams: what
+    ``durable.Connection(Role.CLIENT, ...)`` runs (the package's Observer uses it directly).
 
     ``host`` is the ``Host`` header value (``"127.0.0.1:4437"``). ``spans``, for a reader that
     reports where each event lies in the server's bytes (a capture's ``Observer``), records the

@@ -11,8 +11,8 @@ rule yields an ``ObservedError`` and decoding continues.
 Offsets are exact positions in the direction's byte stream, the same whatever the chunking of
 the ``observe`` calls. h11 reports no positions, so they are measured: the first byte h11 has
 not consumed sits at ``bytes fed - len(trailing_data[0])``, read once per h11 event. A request
-spans its whole message, head to end of body (``ServerConnection.message_start``); a response's
-events are measured by the client connection (``ClientConnection(spans=EventSpans())``, the
+spans its whole message, head to end of body (a server connection's ``message_start``); a
+response's events are measured by the client connection (made with ``spans=EventSpans()``, the
 rules in ``durable.spans``). An ``ObservedError`` starts at the message (for a streaming
 response, the SSE event) it breaks.
 
@@ -36,7 +36,7 @@ from s3p_codec._core.errors import ProtocolError, RemoteProtocolError
 from s3p_codec._core.observe import Observed, ObservedError, ObservedGap, ObserverOutput
 from s3p_codec._core.pending import MAX_PENDING, PendingBound
 from s3p_codec._core.types import NEED_DATA, Direction
-from s3p_codec.durable.client import ClientConnection, ClientEvent
+from s3p_codec.durable.client import ClientEvent, _ClientConnection
 from s3p_codec.durable.events import (
     Append,
     Create,
@@ -49,7 +49,7 @@ from s3p_codec.durable.events import (
     Request,
 )
 from s3p_codec.durable.limits import Limits
-from s3p_codec.durable.server import ServerConnection
+from s3p_codec.durable.server import _ServerConnection
 from s3p_codec.durable.spans import EventSpans
 from s3p_codec.durable.state import ConnectionState
 
@@ -87,9 +87,9 @@ class Observer(Checkpointable):
 
     def __init__(self, limits: Limits | None = None, *, max_pending: int = MAX_PENDING) -> None:
         self.limits = limits or Limits()
-        self._requests = ServerConnection(self.limits)
+        self._requests = _ServerConnection(self.limits)
         self._spans = EventSpans()
-        self._responses = ClientConnection(self.limits, spans=self._spans)
+        self._responses = _ClientConnection(self.limits, spans=self._spans)
         self._fed = {Direction.CLIENT_TO_SERVER: 0, Direction.SERVER_TO_CLIENT: 0}
         self._dead = {Direction.CLIENT_TO_SERVER: False, Direction.SERVER_TO_CLIENT: False}
         self._pending: deque[tuple[Request | None, bytes, int]] = deque()  # request, method, pair

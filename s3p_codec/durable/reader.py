@@ -6,7 +6,7 @@
                ^   |  more data                 | long-poll: wait -> emit -> request again
                +---+                            | sse: stream -> emit -> reconnect (~60 s)
 
-Pure: it is fed the typed events a ``ClientConnection`` produced and says which ``Read`` to send
+Pure: it is fed the typed events a client ``Connection`` produced and says which ``Read`` to send
 next; it never touches a socket or a clock. Rules it keeps:
 
 - "Clients MUST use the Stream-Next-Offset value returned in responses for subsequent read

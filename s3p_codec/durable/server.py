@@ -1,4 +1,4 @@
-"""The server-role connection: HTTP requests in, typed request events out; responses back.
+"""The server role of ``durable.Connection``: HTTP requests in, typed requests out; responses back.
 
 h11 frames HTTP/1.1 (keep-alive, chunked bodies, pipelining); this class types each complete
 request and validates it per the protocol. A broken rule in a well-framed request raises a
@@ -24,7 +24,6 @@ from s3p_codec._core.lifecycle import ReplyAfterError, finished
 from s3p_codec._core.types import NEED_DATA, NeedData, Role
 from s3p_codec.durable import sse
 from s3p_codec.durable._subscription_events import SubscriptionError
-from s3p_codec.durable.connection import Connection
 from s3p_codec.durable.events import (
     ConnectionErrorCode,
     ErrorCode,
@@ -42,7 +41,7 @@ from s3p_codec.durable.requests import parse_request
 from s3p_codec.durable.responses import build_response
 from s3p_codec.durable.state import TRANSITIONS, ConnectionState, Trigger
 
-__all__ = ["ConnectionState", "ServerConnection"]
+__all__ = ["ConnectionState"]
 
 
 def _fatal(message: str, status: int) -> RemoteProtocolError:
@@ -53,8 +52,10 @@ def _fatal(message: str, status: int) -> RemoteProtocolError:
     return RemoteProtocolError(message, code=code, fatal=True, reply=ErrorResponse(code, message))
 
 
-class ServerConnection(Connection, H11Input, role=Role.SERVER):
-    """One server-side HTTP/1.1 connection speaking Durable Streams."""
+class _ServerConnection(H11Input):
+    """One server-side HTTP/1.1 connection speaking Durable Streams: what
+    ``durable.Connection(Role.SERVER, ...)`` runs (the package's Observer uses it directly).
+    """
 
     _eof_code = ConnectionErrorCode.EOF
 

@@ -2,7 +2,7 @@
 
 A passive reader (a capture's ``Observer``) reports every response event with its exact range in
 the server's byte stream, the same whatever the chunking of the bytes fed. Pass an
-``EventSpans`` to ``ClientConnection(spans=...)``; after each event ``next_event`` returns,
+``EventSpans`` to ``Connection(Role.CLIENT, spans=...)``; after each event ``next_event`` returns,
 ``pop()`` gives its ``(start, end)``, and after ``next_event`` raises, ``error_start(exc)``
 gives where the unit the error breaks begins. A connection built without one measures nothing
 and runs exactly as fast as before.
@@ -34,7 +34,7 @@ _LINE_END = re.compile(rb"[\r\n]")
 
 
 class EventSpans:
-    """The stream range of every event a ``ClientConnection`` queues, in queue order.
+    """The stream range of every event a client-role ``Connection`` queues, in queue order.
 
     ``next_event`` only ever hands out queued events, so a reader pops one span per event.
     """

@@ -18,7 +18,7 @@ OFFSETS = st.builds(durable.offsets.format_offset, st.integers(0, 99), st.intege
 TOKENS = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=12)
 
 
-def client() -> durable.ClientConnection:
+def client() -> durable.Connection:
     return durable.Connection(Role.CLIENT, host="127.0.0.1:4437")
 
 

@@ -11,8 +11,7 @@ from s3p_codec._core.connection import Connection, Observer
 def test_connection_takes_a_role() -> None:
     client = durable.Connection(Role.CLIENT, host="h:1")
     server = durable.Connection(Role.SERVER, durable.Limits(max_body_size=10))
-    assert isinstance(client, durable.ClientConnection)
-    assert isinstance(server, durable.ServerConnection)
+    assert type(client) is type(server) is durable.Connection
     assert (client.role, server.role) == (Role.CLIENT, Role.SERVER)
     assert client.host == "h:1"
     assert server.limits.max_body_size == 10
@@ -32,19 +31,31 @@ def test_a_fresh_connection_needs_data_and_is_idle() -> None:
         assert not conn.finished
 
 
-def test_connection_is_a_class_of_both_roles() -> None:
+def test_the_members_of_one_role_are_missing_on_the_other() -> None:
     client = durable.Connection(Role.CLIENT, host="h:1")
     server = durable.Connection(Role.SERVER)
-    assert isinstance(durable.Connection, type)
-    assert isinstance(client, durable.Connection)
-    assert isinstance(server, durable.Connection)
-    assert issubclass(durable.ClientConnection, durable.Connection)
-    assert issubclass(durable.ServerConnection, durable.Connection)
-    # The role classes keep their own constructors.
-    direct = durable.ClientConnection(durable.Limits(max_body_size=5), host="x")
-    assert (direct.host, direct.limits.max_body_size) == ("x", 5)
-    assert durable.ServerConnection().role is Role.SERVER
-    assert type(durable.Connection(role=Role.CLIENT)) is durable.ClientConnection
+    assert client.queued == 0
+    assert server.message_start == 0 and server.request_line is None
+    for name in ("message_start", "request_line"):
+        assert not hasattr(client, name)
+    for name in ("host", "queued"):
+        assert not hasattr(server, name)
+    with pytest.raises(AttributeError, match="client-role"):
+        server.expect_response(None, b"GET", b"/")
+
+
+def test_each_role_refuses_the_other_roles_events_and_stays_usable() -> None:
+    client = durable.Connection(Role.CLIENT)
+    with pytest.raises(LocalProtocolError) as caught:
+        client.send(durable.SSEEnd())
+    assert caught.value.code is durable.ConnectionErrorCode.STATE
+    assert client.state is durable.ConnectionState.IDLE
+    server = durable.Connection(Role.SERVER)
+    server.receive_data(b"HEAD /v1/stream/x HTTP/1.1\r\nHost: a\r\n\r\n")
+    assert isinstance(server.next_event(), durable.Head)
+    with pytest.raises(LocalProtocolError):
+        server.send(durable.Head("/v1/stream/x"))
+    assert server.send(durable.StreamInfo(next_offset="0000000000000000_0000000000000000"))
 
 
 def test_error_codes_without_a_status_are_enum_members_equal_to_their_old_strings() -> None:

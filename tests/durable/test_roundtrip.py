@@ -84,9 +84,7 @@ REQUESTS = st.one_of(
 )
 
 
-def feed(
-    conn: durable.ServerConnection | durable.ClientConnection, data: bytes, cuts: list[int]
-) -> list[object]:
+def feed(conn: durable.Connection, data: bytes, cuts: list[int]) -> list[object]:
     events: list[object] = []
     points = sorted({c for c in cuts if 0 < c < len(data)})
     for start, end in zip([0, *points], [*points, len(data)], strict=True):

@@ -3,7 +3,7 @@ closed."""
 
 from __future__ import annotations
 
-from s3p_codec import NEED_DATA, durable
+from s3p_codec import NEED_DATA, Role, durable
 from s3p_codec.durable import client, server, state
 from s3p_codec.durable.state import TRANSITIONS, ConnectionState, Trigger
 from tests.state_support import check_table
@@ -21,7 +21,7 @@ def test_the_old_import_paths_name_the_same_enum() -> None:
 
 
 def test_both_roles_start_idle_and_close_at_the_end_of_the_stream() -> None:
-    for conn in (durable.ClientConnection(), durable.ServerConnection()):
+    for conn in (durable.Connection(Role.CLIENT), durable.Connection(Role.SERVER)):
         assert conn.state is TRANSITIONS.initial
         conn.receive_data(b"")
         assert conn.next_event() is NEED_DATA

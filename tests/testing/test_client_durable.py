@@ -22,7 +22,7 @@ SMALL = durable.Limits(
 """Small enough that the cases aimed at the SSE line and event bounds are generated."""
 
 
-def _client(case: MalformedReply, limits: durable.Limits | None) -> durable.ClientConnection:
+def _client(case: MalformedReply, limits: durable.Limits | None) -> durable.Connection:
     client = durable.Connection(Role.CLIENT, limits, host="127.0.0.1")
     for request in case.pending:
         client.send(request)  # type: ignore[arg-type]
@@ -173,7 +173,7 @@ def test_a_response_head_over_the_limit_is_refused_however_it_arrives() -> None:
             _feed(client, pieces)
 
 
-def _feed(client: durable.ClientConnection, pieces: list[bytes]) -> None:
+def _feed(client: durable.Connection, pieces: list[bytes]) -> None:
     for piece in pieces:
         client.receive_data(piece)
         list(client.events())

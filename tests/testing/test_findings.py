@@ -22,7 +22,7 @@ def test_durable_head_over_the_limit_is_refused_in_one_piece() -> None:
     assert caught.value.code == durable.ErrorCode.REQUEST_HEADER_FIELDS_TOO_LARGE
 
 
-def _feed_in_pieces(conn: durable.ServerConnection, data: bytes, size: int) -> None:
+def _feed_in_pieces(conn: durable.Connection, data: bytes, size: int) -> None:
     for at in range(0, len(data), size):
         conn.receive_data(data[at : at + size])
         conn.next_event()

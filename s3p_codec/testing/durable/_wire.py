@@ -14,5 +14,5 @@ STREAM = "/v1/stream/fuzz"
 TYPES = ("text/plain", "application/octet-stream", "application/json")
 
 
-def _client() -> durable.ClientConnection:
+def _client() -> durable.Connection:
     return durable.Connection(Role.CLIENT, host="127.0.0.1")
