@@ -67,6 +67,8 @@ __all__ = ["ANSWER_FACTOR", "Finding", "Report", "RuleStats", "draw", "fuzz", "r
 
 T = TypeVar("T")
 BATCH = 24
+#: A case times out at this many times the server's slow end (95th percentile) of answer times:
+#: generous enough that a busy but healthy server is not reported as hanging.
 ANSWER_FACTOR = 10.0
 SAMPLES = 64  # answer times kept for the adaptive time-out
 MIN_SAMPLES = 5  # answers measured before the time-out adapts
