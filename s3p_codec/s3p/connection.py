@@ -72,7 +72,11 @@ def remote_error(error: Malformed, role: Role) -> RemoteProtocolError:
 
 
 _OPEN = ConnectionState.OPEN
+# The state moves by one ``Step`` per trigger (a dict looked up by the current state, raising
+# ``IllegalTransition`` for a move the table lacks): the one way this module steps it.
 _ON_CLOSING_ERROR_SENT = TRANSITIONS.on(Trigger.CLOSING_ERROR_SENT)
+_ON_CLOSING_ERROR_RECEIVED = TRANSITIONS.on(Trigger.CLOSING_ERROR_RECEIVED)
+_ON_PEER_CLOSED = TRANSITIONS.on(Trigger.PEER_CLOSED)
 _ON_FATAL_ERROR = TRANSITIONS.on(Trigger.FATAL_ERROR)
 
 
@@ -254,9 +258,7 @@ class Connection:
                             # The server closes after any Error; pipelined replies are lost.
                             pending.clear()
                             self._ended = True
-                            self._state = TRANSITIONS.next(
-                                self._state, Trigger.CLOSING_ERROR_RECEIVED
-                            )
+                            self._state = _ON_CLOSING_ERROR_RECEIVED[self._state]
                         return reply
                 elif len(buffer):
                     raise Malformed(ErrorCode.BAD_FORMAT, "a reply arrived with no pending request")
@@ -282,7 +284,7 @@ class Connection:
                 self._error = remote_error(error, self._role)
                 self._reply_gate.owe(self._error.reply)
                 raise self._error
-            self._state = TRANSITIONS.next(self._state, Trigger.PEER_CLOSED)
+            self._state = _ON_PEER_CLOSED[self._state]
         return NEED_DATA
 
     def events(self) -> Iterator[Event]:
