@@ -99,6 +99,7 @@ def _available_memory() -> int:
     return 0
 
 
+@pytest.mark.heavy  # ~2.5 min and ~13 GiB in the local S3 server, which copies the object per read
 def test_an_s3_object_over_2_gib_decodes_whole(
     large: tuple[Path, list[str]], s3: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
