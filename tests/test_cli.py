@@ -361,6 +361,34 @@ def test_decode_follow_reads_a_growing_file_and_ctrl_c_prints_the_summary(
     assert summary[1].split()[:3] == ["s3p", "2", "20"]
 
 
+def test_decode_follow_goes_on_through_a_truncated_file_and_says_so(tmp_path: Path) -> None:
+    from tests.capture.test_stream import NEW, OLD
+
+    path = tmp_path / "cap.pcap"
+    path.write_bytes(OLD)
+    proc = _cli("decode", "--follow", str(path), "--format", "jsonl")
+    assert proc.stderr is not None
+    old = _lines(proc, 8)  # the old file's rows, its conversation still open
+    time.sleep(0.3)  # the decoder goes on to the cut frame behind them (else lost, as tail's)
+    with open(path, "r+b") as out:
+        out.truncate(0)  # logrotate copytruncate
+        notice = proc.stderr.readline().decode()
+        out.write(NEW)  # tcpdump started again: a new capture header
+    assert (
+        notice
+        == f"s3p-codec: {path}: file truncated; decoding it again from its start as {path}[2]\n"
+    )
+    finished = _lines(proc, 1)  # the old conversation finished as at the end of a capture
+    new = _lines(proc, 10)
+    status, err = _interrupt(proc)
+    assert status == 0
+    assert {r["file"] for r in old + finished} == {str(path)}
+    assert finished[0]["kind"] == "error"
+    assert {r["file"] for r in new} == {f"{path}[2]"}
+    assert [r["event_type"] for r in new][:3] == ["Create", "Ok", "Append"]
+    assert err.splitlines()[1].split()[:3] == ["s3p", "2", "18"]
+
+
 def test_follow_takes_one_existing_file(
     capture: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -516,7 +544,7 @@ def _spark_stats_fails_in_one_line(env: dict[str, str]) -> str:
     return lines[0]
 
 
-_HIDE = '''
+_HIDE = """
 import importlib.util, sys
 HIDDEN = ("pyarrow", "pyspark")
 _real = importlib.util.find_spec
@@ -528,7 +556,7 @@ class _Block:
         if name.split(".")[0] in HIDDEN:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 sys.meta_path.insert(0, _Block())
-'''
+"""
 
 
 def test_spark_without_its_extra_names_the_extra_in_one_line(tmp_path: Path) -> None:

@@ -129,14 +129,15 @@ class FollowedFile(io.RawIOBase):
 
     def next_file(self) -> bool:
         """After reads ended on a truncated or replaced file: open the path again and read it
-        from its start (True). False when there is nothing to go on to (the file did not change,
-        or ``stop()`` was called). Waits while the path is gone."""
-        while self._ended and not self._stopped.is_set():
+        from its start (True). False when there is nothing to go on to: the file did not change,
+        or the path is gone and ``stop()`` was called (until then it is waited for)."""
+        while self._ended:
             try:
                 fresh = open(self._path, "rb")  # noqa: SIM115 - closed by close()
             except FileNotFoundError:  # gone between the look and the open
                 self._went()
-                self._stopped.wait(self._poll)
+                if self._stopped.wait(self._poll):
+                    return False
                 continue
             if self._gone:
                 self._gone = False
