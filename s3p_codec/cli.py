@@ -168,7 +168,9 @@ def register_decode(sub: SubParsers) -> None:
     _add_output(parser)
     parser.add_argument(
         "-f", "--follow", action="store_true",
-        help="keep reading the one FILE as it grows (tcpdump -U -w FILE), until Ctrl-C",
+        help="keep reading the one FILE as it grows (tcpdump -U -w FILE), until Ctrl-C; as "
+        "tail -F, a FILE truncated, replaced or removed and created again is said on stderr and "
+        "read from its start, its rows under the name FILE[2], FILE[3]...",
     )  # fmt: skip
     parser.set_defaults(handler=lambda args: _run(parser, args, "decode"))
 
