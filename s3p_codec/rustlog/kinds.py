@@ -105,14 +105,20 @@ def check_extras(obj: dict[str, Any], known: frozenset[str], level: int) -> None
             raise TooDeep
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, getstate_setstate=False)
 class Context:
-    """What field decoding needs to know besides the object."""
+    """What field decoding needs to know besides the object: one per connection (or Observer)."""
 
     limits: Limits
     exact_integers: bool = True
     check_record_size: bool = attrs.field(init=False)
     max_records: int = attrs.field(init=False)
+    topics: set[str] = attrs.field(init=False, factory=set, eq=False, repr=False)
+    """Topic names this connection has seen pass ``_topic_match``: a set lookup costs a fifth of
+    the regular expression, and a connection sees the same few names over and over. Only names
+    that passed are kept, so the rule is unchanged; the set is emptied when it reaches
+    ``TOPICS_SEEN_MAX`` names, so memory stays bounded whatever the peer sends. Per connection,
+    not per process: nothing one connection reads changes what another keeps."""
 
     @max_records.default
     def _max_records(self) -> int:
@@ -123,25 +129,33 @@ class Context:
         # A record decoded from a frame is smaller than the frame: skip a check that cannot fail.
         return self.limits.max_record_size < self.limits.max_frame_size
 
+    def __getstate__(self) -> dict[str, object]:
+        # The topic memo is a cache: a snapshot leaves it out (it stays compact and reads the
+        # same as one taken before the memo existed); a restored context starts it empty.
+        return {field.name: getattr(self, field.name) for field in _CONTEXT_STATE}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "topics", set())
+
+
+_CONTEXT_STATE: Final = tuple(f for f in attrs.fields(Context) if f.name != "topics")
 
 _MISSING: Final[Any] = object()
 _topic_match = re.compile(r"[A-Za-z0-9_-]{1,255}").fullmatch
 
-_TOPICS_SEEN: Final[set[str]] = set()
-"""Topic names that have already passed ``_topic_match``: a set lookup costs a fifth of the
-regular expression, and a connection sees the same few names over and over. Only names that
-passed are kept, so the rule is unchanged; the set is emptied when it reaches
-``_TOPICS_SEEN_MAX`` names, so memory stays bounded whatever the peers send."""
-_TOPICS_SEEN_MAX: Final = 1024
+TOPICS_SEEN_MAX: Final = 1024
+"""At most this many topic names in one connection's memo (``Context.topics``)."""
 
 
-def _new_topic(value: str) -> bool:
-    """``_topic_match`` for a name not seen yet (a str), remembering it if it passes."""
+def _new_topic(value: str, seen: set[str]) -> bool:
+    """``_topic_match`` for a name not in ``seen`` yet (a str), remembering it if it passes."""
     if _topic_match(value) is None:
         return False
-    if len(_TOPICS_SEEN) >= _TOPICS_SEEN_MAX:
-        _TOPICS_SEEN.clear()
-    _TOPICS_SEEN.add(value)
+    if len(seen) >= TOPICS_SEEN_MAX:
+        seen.clear()
+    seen.add(value)
     return True
 
 
@@ -222,9 +236,9 @@ def _string(obj: dict[str, Any], key: str, _ctx: object = None) -> str:
     raise _refused(key, value, f"field {key!r} must be a string of Unicode characters")
 
 
-def _topic(obj: dict[str, Any], key: str = "topic", _ctx: object = None) -> str:
+def _topic(obj: dict[str, Any], key: str, ctx: Context) -> str:
     value = obj.get(key, _MISSING)
-    if type(value) is str and (value in _TOPICS_SEEN or _new_topic(value)):
+    if type(value) is str and (value in ctx.topics or _new_topic(value, ctx.topics)):
         return value
     raise _refused(
         key,
@@ -668,7 +682,7 @@ KINDS.update(
         ),
         "topic": Kind(
             "topic",
-            "({v}.__class__ is str and ({v} in _TOPICS_SEEN or _new_topic({v})))",
+            "({v}.__class__ is str and ({v} in ctx.topics or _new_topic({v}, ctx.topics)))",
             _topic,
             _write_topic,
         ),
@@ -732,5 +746,5 @@ KINDS.update(
 KINDS["[TopicInfo]"] = _rows_kind(TopicInfo)
 KINDS["[PartitionInfo]"] = _rows_kind(PartitionInfo)
 
-FAST_NAMES: Final[dict[str, object]] = {"_TOPICS_SEEN": _TOPICS_SEEN, "_new_topic": _new_topic}
+FAST_NAMES: Final[dict[str, object]] = {"_new_topic": _new_topic}
 """The names the ``fast`` expressions use."""

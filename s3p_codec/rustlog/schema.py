@@ -49,9 +49,7 @@ from s3p_codec.rustlog.events import (
     Request,
     Response,
 )
-from s3p_codec.rustlog.kinds import (  # the topic cache stays reachable here for tests
-    _TOPICS_SEEN,  # noqa: F401
-    _TOPICS_SEEN_MAX,  # noqa: F401
+from s3p_codec.rustlog.kinds import (
     FAST_NAMES,
     AmbiguousNumber,
     Context,

@@ -8,8 +8,8 @@ import attrs
 import pytest
 
 from s3p_codec import LocalProtocolError, Role, rustlog
-from s3p_codec.rustlog import schema
-from s3p_codec.rustlog.kinds import KINDS, field_kinds
+from s3p_codec.rustlog import kinds, schema
+from s3p_codec.rustlog.kinds import KINDS, TOPICS_SEEN_MAX, field_kinds
 from s3p_codec.rustlog.limits import U32_MAX, U64_MAX
 from tests.rustlog.frames import (
     frame,
@@ -438,29 +438,30 @@ def test_error_code_must_be_a_u16_when_sent() -> None:
     send_error(rustlog.Error("404", "x"), Role.SERVER)  # type: ignore[arg-type]
 
 
-# --- the memo of topic names already checked keeps the rule and stays bounded -------------
+# --- each connection's memo of topic names keeps the rule, stays bounded, is its own -------
 
 
 def test_topic_names_are_checked_by_the_rule_even_when_remembered() -> None:
-    schema._TOPICS_SEEN.clear()
-    assert parse_request(produce(topic="user-events")) == rustlog.Produce(
-        "user-events", 0, (b"hello",)
-    )
-    assert "user-events" in schema._TOPICS_SEEN
+    server = rustlog.Connection(Role.SERVER)
+    seen = server._context.topics
+    server.receive_data(frame(produce(topic="user-events")))
+    assert server.next_event() == rustlog.Produce("user-events", 0, (b"hello",))
+    assert seen == {"user-events"}
     for bad in ("", "a b", "ünïcode", "x" * 256, "logs\n"):
         error = request_error(frame(produce(topic=bad)))
         assert not error.fatal
         assert "topic name" in error.message
-        assert bad not in schema._TOPICS_SEEN
+    assert seen == {"user-events"}
 
 
-def test_the_memo_of_topic_names_is_bounded() -> None:
-    schema._TOPICS_SEEN.clear()
-    server = rustlog.Connection(Role.SERVER)
-    count = schema._TOPICS_SEEN_MAX + 10
+def test_the_memo_of_topic_names_is_bounded_and_per_connection() -> None:
+    server, other = rustlog.Connection(Role.SERVER), rustlog.Connection(Role.SERVER)
+    count = TOPICS_SEEN_MAX + 10
     server.receive_data(b"".join(frame(produce(topic=f"t{n}")) for n in range(count)))
     assert [event.topic for event in server.events()] == [f"t{n}" for n in range(count)]  # type: ignore[union-attr]
-    assert 0 < len(schema._TOPICS_SEEN) <= schema._TOPICS_SEEN_MAX
+    assert 0 < len(server._context.topics) <= TOPICS_SEEN_MAX
+    assert other._context.topics == set()  # nothing is kept for the whole process
+    assert not hasattr(kinds, "_TOPICS_SEEN")
 
 
 # --- the declaration: one annotation per field ----------------------------------------------
