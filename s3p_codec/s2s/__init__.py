@@ -21,6 +21,7 @@ from s3p_codec.s2s.errors import (
     AppendConditionFailed,
     ReadUnwritten,
     SessionTerminated,
+    Status,
     status_of,
 )
 from s3p_codec.s2s.events import (
@@ -75,6 +76,7 @@ __all__ = [
     "SequencedRecord",
     "Session",
     "SessionTerminated",
+    "Status",
     "StreamPosition",
     "Terminal",
     "metered_bytes",

@@ -4,11 +4,12 @@ Real S2 ends a session on error with a terminal frame: a u16 HTTP status and a J
 as ``{"code": "bad_frame", "message": "..."}``. A 412 body carries ``{"seq_num_mismatch": N}``
 or ``{"fencing_token_mismatch": "..."}``, a 416 body ``{"tail": {"seq_num": N, "timestamp":
 T}}``. Receiving one raises ``SessionTerminated`` (or its 412/416 subclasses); its ``code`` is the
-HTTP status, as in the spec's table of common error codes.
+HTTP status as a ``Status`` member, as in the spec's table of common error codes.
 """
 
 from __future__ import annotations
 
+import enum
 from typing import TYPE_CHECKING
 
 from s3p_codec._core import RemoteProtocolError
@@ -21,8 +22,37 @@ __all__ = [
     "AppendConditionFailed",
     "ReadUnwritten",
     "SessionTerminated",
+    "Status",
     "status_of",
 ]
+
+
+class Status(enum.IntEnum):
+    """The HTTP status a terminal frame carries: the spec's table of common error codes, and the
+    statuses S2 pairs with an ``ErrorCode``. A status outside them (the wire allows any u16) is
+    an unnamed member (``STATUS_499``) equal to its number, so ``code`` is always a member."""
+
+    BAD_REQUEST = 400
+    UNAUTHORIZED = 401
+    FORBIDDEN = 403
+    NOT_FOUND = 404
+    REQUEST_TIMEOUT = 408
+    CONFLICT = 409
+    PRECONDITION_FAILED = 412
+    RANGE_NOT_SATISFIABLE = 416
+    UNPROCESSABLE_CONTENT = 422
+    INTERNAL_ERROR = 500
+    SERVICE_UNAVAILABLE = 503
+
+    @classmethod
+    def _missing_(cls, value: object) -> Status | None:
+        # Built per call and not registered: nothing is kept for the process.
+        if type(value) is not int or not 0 <= value <= 0xFFFF:
+            return None
+        member = int.__new__(cls, value)
+        member._name_ = f"STATUS_{value}"
+        member._value_ = value
+        return member
 
 
 _STATUS = {
@@ -63,7 +93,9 @@ class SessionTerminated(RemoteProtocolError):
 
     def __init__(self, terminal: Terminal) -> None:
         text = terminal.message or terminal.code or "session terminated"
-        super().__init__(f"terminal frame {terminal.status}: {text}", code=terminal.status)
+        super().__init__(
+            f"terminal frame {terminal.status}: {text}", code=Status(terminal.status)
+        )
         self.terminal = terminal
 
     def __reduce__(self) -> tuple[object, ...]:

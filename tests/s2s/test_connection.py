@@ -336,6 +336,7 @@ def test_terminal_round_trip(terminal: s2s.Terminal) -> None:
         client.next_event()
     assert caught.value.terminal == terminal
     assert caught.value.code == terminal.status
+    assert isinstance(caught.value.code, s2s.Status)  # an enum member, named or not
     expected = {412: s2s.AppendConditionFailed, 416: s2s.ReadUnwritten}.get(
         terminal.status, s2s.SessionTerminated
     )
