@@ -86,6 +86,38 @@ def test_files_rotated_in_while_the_query_runs_give_the_batch_rows(
     assert parquet_rows(out) == want
 
 
+def test_a_conversation_longer_than_max_state_bytes_streams_the_rows_of_decode(
+    spark: Any, tmp_path: Path
+) -> None:
+    # One S3P conversation of 1,500 appends over 15 files, with 32 KiB of state allowed per
+    # conversation: carried whole from micro-batch to micro-batch, never cut.
+    from s3p_codec.spark import start_stream
+    from tests.spark._pcaps import conversation, s3p_exchanges, write_rotated
+
+    stage, watch = tmp_path / "stage", tmp_path / "watch"
+    stage.mkdir()
+    watch.mkdir()
+    packets = conversation(("10.0.0.1", 40000), ("10.0.0.2", 7500),
+                           s3p_exchanges(b"long", 1500))  # fmt: skip
+    files = write_rotated(stage, "cap.pcap", packets, len(packets) // 15 + 1)
+    assert sum(p.stat().st_size for p in files) > 4 * 32 * 1024
+    out = tmp_path / "out"
+    query = start_stream(spark, str(watch / "cap.pcap*"), str(out), str(tmp_path / "ckpt"),
+                         trigger_seconds=0.5, max_state_bytes=32 * 1024,
+                         max_files_per_trigger=1)  # fmt: skip
+    try:
+        moved = rotate_in(files, watch, pause=0.2)
+        want = batch_rows(moved)
+        wait_for(lambda: len(parquet_rows(out)) >= len(want), 180, "rows in Parquet")
+        time.sleep(2)
+        assert query.exception() is None
+    finally:
+        query.stop()
+    got = parquet_rows(out)
+    assert not [row for row in got if "StateLimit" in row]
+    assert got == want
+
+
 def _start(watch: Path, out: Path, checkpoint: Path, log: Path) -> subprocess.Popen[bytes]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     with log.open("ab") as sink:
