@@ -712,6 +712,7 @@ async def serve_trio(
         activity = Activity(
             trio.current_time(), codec=codec if isinstance(codec, WatchedCodec) else None
         )
+        activity.writer = conn  # its write progress (bytes_written, write_waiting) is watched
         with trio.CancelScope() as scope:
             peer = _trio_peer(conn)
             key = server.admit(

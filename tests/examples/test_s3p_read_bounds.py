@@ -7,8 +7,9 @@ import asyncio
 import socket
 
 import pytest
+import trio
 
-from examples.s3p_server import Server, Store, serve_asyncio
+from examples.s3p_server import Server, Store, serve_asyncio, serve_trio
 from s3p_codec import Role, s3p
 
 pytestmark = [pytest.mark.network, pytest.mark.timeout(60)]
@@ -59,3 +60,26 @@ def test_a_reply_the_client_never_reads_closes_its_connection_after_the_timeout(
             await listener.wait_closed()
 
     asyncio.run(main())
+
+
+@pytest.mark.slow
+def test_on_trio_too_a_reply_the_client_never_reads_closes_its_connection() -> None:
+    async def main() -> None:
+        server = Server(filled(s3p.Limits(), 24), request_timeout=1.0, idle_timeout=300.0)
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(serve_trio, server, "127.0.0.1", 0)
+            port = listeners[0].socket.getsockname()[1]
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", port))
+            try:
+                sock.sendall(s3p.Connection(Role.CLIENT).send(s3p.Read(b"big", count=1000)))
+                with trio.fail_after(10):
+                    while server.shed["response not taken"] < 1:
+                        await trio.sleep(0.1)
+                assert server.connections == 0
+            finally:
+                sock.close()
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
