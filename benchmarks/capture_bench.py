@@ -362,6 +362,15 @@ print(ranged, time.perf_counter() - start)
 """
 
 
+
+def _child_figures(code: str, url: str, env: dict[str, str]) -> list[str]:
+    """The words a measuring child process (``python -c code url``) prints."""
+    return subprocess.run(
+        [sys.executable, "-c", code, url],
+        capture_output=True, text=True, check=True, cwd=ROOT, env=env,
+    ).stdout.split()  # fmt: skip
+
+
 def url_mode(path: Path, rounds: int) -> None:
     """Decode ``path`` from local disk and from ``s3://`` on a moto server on 127.0.0.1,
     interleaved, best of ``rounds``; print times, their ratio and peak RSS. The server (and the
@@ -392,23 +401,9 @@ def url_mode(path: Path, rounds: int) -> None:
                 best2 = plain[where]
                 plain[where] = (rows, min(best2[1], seconds), min(best2[2], cpu),
                                 max(best2[3], peak))  # fmt: skip
-            out = subprocess.run(
-                [sys.executable, "-c", _OPEN_CHILD, url],
-                capture_output=True,
-                text=True,
-                check=True,
-                cwd=ROOT,
-                env=env,
-            ).stdout.split()
+            out = _child_figures(_OPEN_CHILD, url, env)
             opening = (min(opening[0], float(out[0])), max(opening[1], int(out[1])))
-            out = subprocess.run(
-                [sys.executable, "-c", _GETS_CHILD, url],
-                capture_output=True,
-                text=True,
-                check=True,
-                cwd=ROOT,
-                env=env,
-            ).stdout.split()
+            out = _child_figures(_GETS_CHILD, url, env)
             gets = (min(gets[0], float(out[0])), min(gets[1], float(out[1])))
         if plain["file"][0] != plain["s3"][0]:
             raise SystemExit(f"rows differ: {plain['file'][0]} local, {plain['s3'][0]} s3://")
