@@ -35,7 +35,8 @@ def test_the_members_of_one_role_are_missing_on_the_other() -> None:
     client = durable.Connection(Role.CLIENT, host="h:1")
     server = durable.Connection(Role.SERVER)
     assert client.queued == 0
-    assert server.message_start == 0 and server.request_line is None
+    assert server.message_start == 0
+    assert server.request_line is None
     for name in ("message_start", "request_line"):
         assert not hasattr(client, name)
     for name in ("host", "queued"):
