@@ -30,7 +30,7 @@ import h11
 __all__ = ["FORMAT", "MAGIC", "Checkpointable", "SnapshotError", "allow", "dump", "load"]
 
 MAGIC = b"S3PK"
-FORMAT = 2
+FORMAT = 3
 """The layout of the checkpointed classes; a snapshot of another format is refused."""
 
 T = TypeVar("T")

@@ -49,7 +49,9 @@ class H11Feed:
     are kept here, for connections (``H11Input``) and Observers alike.
     """
 
-    __slots__ = ("at", "bound", "eof", "eof_given", "given", "machine", "mark", "waiting")
+    __slots__ = (
+        "at", "bound", "eof", "eof_given", "given", "machine", "mark", "queued", "waiting",
+    )  # fmt: skip
 
     def __init__(self, machine: h11.Connection, bound: int = H11_DEFAULT_BOUND) -> None:
         self.machine = machine
@@ -57,6 +59,7 @@ class H11Feed:
         # Received bytes h11 has not had yet, as they came (a queue: bytes piling up while h11
         # waits cost no copying), the first one from ``at`` on.
         self.waiting: deque[bytes] = deque()
+        self.queued = 0  # bytes in ``waiting`` not given to h11 yet (what an Observer bounds)
         self.at = 0
         self.given = 0  # stream offset up to which bytes went to h11
         self.mark = 0  # a stream offset h11 is known to have consumed up to
@@ -67,6 +70,7 @@ class H11Feed:
         """Queue received bytes (copied only if they are not ``bytes``: the caller may reuse
         its buffer)."""
         self.waiting.append(data if type(data) is bytes else bytes(data))
+        self.queued += len(data)
 
     def consumed(self) -> int:
         """Stream offset of the first byte h11 has not consumed (one copy of its buffer)."""
@@ -89,6 +93,7 @@ class H11Feed:
                 at = 0
             self.at = at
             self.given += len(piece)
+            self.queued -= len(piece)
             self.machine.receive_data(piece)
             return True
         if self.eof and not self.eof_given:
@@ -96,6 +101,13 @@ class H11Feed:
             self.machine.receive_data(b"")
             return True
         return False
+
+    def drop_waiting(self) -> int:
+        """Forget the bytes h11 has not had (a direction given up); returns how many."""
+        dropped = self.queued
+        self.waiting.clear()
+        self.at = self.queued = 0
+        return dropped
 
 
 class H11Input:

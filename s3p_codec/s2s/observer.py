@@ -65,11 +65,17 @@ from s3p_codec.s2s.http import SessionRequest, check_response, parse_request
 if TYPE_CHECKING:
     from s3p_codec.s2s.observer_h2 import Http2Observer
 
-__all__ = ["Observer", "ObserverEvent"]
+__all__ = ["MAX_WAITING", "Observer", "ObserverEvent"]
 
 _CHUNKED = [(b"transfer-encoding", b"chunked")]
 _H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 _MAX_HELD = 64 * 1024  # server bytes held while the client's first bytes are awaited
+
+
+MAX_WAITING = 64 << 20
+"""Bytes of one direction an HTTP/1.1 capture may hold waiting behind an unanswered request
+(pipelined requests, whose replies never came); past it the direction is given up with one
+error row, and its waiting bytes forgotten."""
 
 
 class Observer(Checkpointable):
@@ -78,7 +84,8 @@ class Observer(Checkpointable):
     #: HTTP has no frame marker to hunt for: after a gap a direction is abandoned.
     resynchronizes: ClassVar[bool] = False
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_waiting: int = MAX_WAITING) -> None:
+        self._max_waiting = max_waiting  # HTTP/1.1: see ``MAX_WAITING``
         self._inner: _Http1Observer | Http2Observer | _Undecodable | None = None
         self._opening = bytearray()  # the client's bytes while the version is undecided
         self._held: list[tuple[str, bytes | int]] = []  # the server's calls meanwhile
@@ -151,7 +158,7 @@ class Observer(Checkpointable):
                 return [ObservedError(d, error, 0) for d in Direction]
             self._inner = Http2Observer()
         else:
-            self._inner = _Http1Observer()
+            self._inner = _Http1Observer(self._max_waiting)
         inner = self._inner
         if self._opening:
             out += inner.observe(Direction.CLIENT_TO_SERVER, bytes(self._opening))
@@ -185,7 +192,8 @@ class _Undecodable:
 class _Http1Observer:
     """Decodes both directions of one captured HTTP/1.1 connection that carries S2S sessions."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_waiting: int = MAX_WAITING) -> None:
+        self._max_waiting = max_waiting
         self._input = {  # h11 reads what each side sent, paced (see ``H11Feed``)
             Direction.CLIENT_TO_SERVER: H11Feed(h11.Connection(h11.SERVER)),
             Direction.SERVER_TO_CLIENT: H11Feed(h11.Connection(h11.CLIENT)),
@@ -215,7 +223,20 @@ class _Http1Observer:
         if direction in self._dead or not data or feed.eof:  # eof: data after the close
             return []
         feed.receive(data)
-        return self._drain()
+        out = self._drain()
+        if feed.queued > self._max_waiting and direction not in self._dead:
+            # HTTP/1.1 answers in order: requests pipelined behind one never answered wait
+            # here whole. Past the bound the direction is given up, and its bytes with it.
+            start = feed.given
+            self._dead.add(direction)
+            skipped = feed.drop_waiting()
+            error = RemoteProtocolError(
+                f"more than {self._max_waiting} bytes wait behind an unanswered request "
+                "(max_waiting): this direction is not decoded further",
+                code=ErrorCode.INVALID,
+            )
+            out.append(ObservedError(direction, error, start, skipped, resynchronized=False))
+        return out
 
     def gap(self, direction: Direction, size: int) -> Sequence[_Output]:
         start = self._offset[direction]

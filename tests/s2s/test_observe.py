@@ -185,3 +185,31 @@ def test_a_damaged_response_stream_decodes_the_same_in_any_chunking(damage: Dama
 
     whole, split = damaged_decoding(make, s2c, damage, S2C)
     assert split == whole
+
+
+def test_requests_piled_behind_an_unanswered_one_are_bounded_by_max_waiting() -> None:
+    # HTTP/1.1 answers in order, so a request never answered holds the ones pipelined after
+    # it; past ``max_waiting`` bytes the direction is given up with one error, its bytes gone.
+    request = (
+        b"GET /v1/streams/x/records?seq_num=0 HTTP/1.1\r\nHost: a\r\nAccept: s2s/proto\r\n\r\n"
+    )
+    observer = s2s.Observer(max_waiting=1000)
+    first = observer.observe(Direction.CLIENT_TO_SERVER, request)
+    assert [type(o) for o in first] == [Observed]
+    burst = request * 30
+    outputs = [o for _ in range(3) for o in observer.observe(Direction.CLIENT_TO_SERVER, burst)]
+    errors = [o for o in outputs if isinstance(o, ObservedError)]
+    assert len(errors) == 1
+    assert "max_waiting" in errors[0].error.message
+    assert errors[0].error.code is s2s.ErrorCode.INVALID
+    assert not errors[0].resynchronized
+    assert observer.observe(Direction.CLIENT_TO_SERVER, request * 30) == []
+    restored = s2s.Observer.restore(observer.snapshot())  # nothing waits: the snapshot is small
+    assert len(observer.snapshot()) < 16 * 1024
+    assert restored.observe(Direction.CLIENT_TO_SERVER, request) == []
+
+
+def test_max_waiting_defaults_to_64_mib() -> None:
+    from s3p_codec.s2s.observer import MAX_WAITING
+
+    assert MAX_WAITING == 64 << 20
