@@ -90,24 +90,27 @@ class _SocketDriver(Driver[SendT, EventT]):
         deadline = None if timeout is None else time.monotonic() + timeout
         sent = 0
         try:
-            sent = sock.send(data)
-            if sent == len(data):
-                return
-            # Partial: go on within what is left of the time-out for the whole write.
-            try:
-                with memoryview(data) as view:
-                    while sent < len(data):
-                        if deadline is not None:
-                            left = deadline - time.monotonic()
-                            if left <= 0:
-                                raise TimeoutError("timed out")
-                            sock.settimeout(left)
-                        sent += sock.send(view[sent:])
-            finally:
-                sock.settimeout(timeout)
+            with self._writing():
+                sent = sock.send(data)
+                if sent == len(data):
+                    return
+                # Partial: go on within what is left of the time-out for the whole write.
+                try:
+                    with memoryview(data) as view:
+                        while sent < len(data):
+                            if deadline is not None:
+                                left = deadline - time.monotonic()
+                                if left <= 0:
+                                    raise TimeoutError("timed out")
+                                sock.settimeout(left)
+                            sent += sock.send(view[sent:])
+                finally:
+                    sock.settimeout(timeout)
         except BaseException:
             self._core.unsent(data[sent:])
             raise
+        finally:
+            self._written += sent  # ``bytes_written``, as the async adapters count it
 
     async def _receive(self, size: int) -> bytes:
         return self.socket.recv(size)
@@ -159,6 +162,17 @@ class SyncConnection(_Closing, Generic[SendT, EventT]):
         the codec).
         """
         return self._driver.socket
+
+    @property
+    def bytes_written(self) -> int:
+        """Bytes the socket has taken so far (a server's write-progress watch, as on the async
+        adapters)."""
+        return self._driver.bytes_written
+
+    @property
+    def write_waiting(self) -> bool:
+        """True while a write waits for the socket to take bytes."""
+        return self._driver.write_waiting
 
     @property
     def close_timeout(self) -> float:

@@ -39,6 +39,8 @@ def test_a_write_that_timed_out_keeps_what_the_socket_did_not_take() -> None:
         reader.start()
         ours.settimeout(5.0)
         conn.send(Line(b"after"))  # goes after the rest of the first line, not into it
+        assert conn.bytes_written == len(big.data) + len(b"\nafter\n")  # each byte once
+        assert not conn.write_waiting
         conn.close()
         reader.join(5)
         assert received == [big.data + b"\nafter\n"]
