@@ -1162,15 +1162,44 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds between read-session heartbeats (default: random 5-15 s)",
     )
     _policy.add_arguments(parser)
+    defaults = ServerLimits()
+    parser.add_argument(
+        "--max-unsent-per-connection", type=int, default=defaults.max_unsent_per_connection,
+        metavar="BYTES", help="HTTP/2: bytes of responses produced for a connection and not "
+        "yet taken by the client (default 4 MiB; 0: no bound)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--stream-progress-timeout", type=float, default=defaults.stream_progress_timeout,
+        metavar="SECONDS", help="HTTP/2: a stream waiting this long for the client to open its "
+        "window is reset (default 30; 0: never)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-resets", type=int, default=defaults.max_resets, metavar="N",
+        help="HTTP/2: client stream resets allowed within --reset-window before GOAWAY "
+        "ENHANCE_YOUR_CALM (default 200; 0: no bound)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--reset-window", type=float, default=defaults.reset_window, metavar="SECONDS",
+        help="HTTP/2: the window --max-resets counts in (default 10)",
+    )  # fmt: skip
     _cli.add_verbose(parser)
     args = parser.parse_args(argv)
     _cli.setup_logging(args.verbose)
     beat = (args.heartbeat, args.heartbeat) if args.heartbeat else (5.0, 15.0)
+    try:
+        limits = ServerLimits(
+            args.max_unsent_per_connection, args.stream_progress_timeout, args.max_resets,
+            args.reset_window,
+        )  # fmt: skip
+    except ValueError as exc:
+        parser.error(str(exc))
 
     async def run() -> None:
         policy = _policy.ConnectionPolicy.from_args(args)
         gatekeeper = _policy.Gatekeeper(policy)
-        server = await serve(args.host, args.port, heartbeat=beat, gatekeeper=gatekeeper)
+        server = await serve(
+            args.host, args.port, heartbeat=beat, gatekeeper=gatekeeper, limits=limits
+        )
         port = server.sockets[0].getsockname()[1]
         log.info("listening on %s:%d", args.host, port)
         async with server:

@@ -279,3 +279,20 @@ def test_connections_stalled_on_their_peer_count_as_idle_at_the_cap() -> None:
             client.close()
 
     run(scenario, policy=_policy.ConnectionPolicy(max_connections=10))
+
+
+def test_the_http2_bounds_are_flags_and_a_negative_one_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from examples.s2_server import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--max-resets", "-1"])
+    assert exit_.value.code == 2
+    assert "max_resets must not be negative" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = capsys.readouterr().out
+    for flag in ("--max-unsent-per-connection", "--stream-progress-timeout", "--max-resets",
+                 "--reset-window"):  # fmt: skip
+        assert flag in shown
