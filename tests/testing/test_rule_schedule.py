@@ -32,10 +32,15 @@ def _run(protocol: str, seconds: float) -> live.Report:
     return report
 
 
-# What the proxy's faults show as (the example servers alone have no finding: test_live).
-# The Durable Streams and S2S readers take a complete HTTP response (the error, or the session's
-# end) as the end of the conversation, so there only the hang shows.
-FAULT_CHECKS = {"connection closed after a fatal error", "error reply sent"}
+# What the proxy's faults show as. For S2S and Durable Streams the readers wait for the close
+# only where a MUST requires it (a terminal frame with the request body still open; an HTTP/1.1
+# response saying Connection: close, or an invalid Content-Length).
+KEPT_OPEN = "connection closed after a fatal error"
+# Rules where the proxy's kept-open connection must show: some case of theirs requires closing.
+MUST_CLOSE_RULES = {
+    "s2s": ["malformed: framing", "malformed: protobuf", "malformed: append rules"],
+    "durable": ["malformed: HTTP framing"],
+}
 
 
 def _check(report: live.Report, protocol: str) -> None:
@@ -44,9 +49,9 @@ def _check(report: live.Report, protocol: str) -> None:
     assert "every rule ran at least once" in summary
     assert all(stats.runs for stats in report.rules.values())
     checks = {check for check, _ in report.findings}
-    assert checks & FAULT_CHECKS, summary
-    if protocol not in ("durable", "s2s"):
-        assert "connection closed after a fatal error" in checks, summary
+    assert KEPT_OPEN in checks, summary
+    for rule in MUST_CLOSE_RULES.get(protocol, []):
+        assert report.rules[rule].checks[KEPT_OPEN], (rule, summary)
     assert not report.ok
 
 
@@ -60,6 +65,15 @@ def test_a_short_s3p_run_reaches_every_rule_and_finds_the_fault() -> None:
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_20_s_run_reaches_every_rule_and_finds_the_fault(protocol: str) -> None:
     _check(_run(protocol, 20.0), protocol)
+
+
+@pytest.mark.parametrize("protocol", ["s2s", "durable"])
+def test_a_clean_http_server_closes_where_it_must(protocol: str) -> None:
+    """No finding against the example server alone: the close waited for does come."""
+    with example_server(protocol) as port:
+        report = live.fuzz(make_target(protocol), "127.0.0.1", port, seconds=1.5, seed=1)
+    assert report.ok, report.summary()
+    assert report.not_reached == [], report.summary()
 
 
 def test_every_rule_runs_once_before_any_runs_twice() -> None:
