@@ -35,10 +35,14 @@ class Connection(Protocol[SendT_contra, EventT_co]):
     """
 
     @property
-    def role(self) -> Role: ...
+    def role(self) -> Role:
+        """Which end this is: ``Role.CLIENT`` or ``Role.SERVER``."""
+        ...
 
     @property
-    def state(self) -> enum.Enum: ...
+    def state(self) -> enum.Enum:
+        """The protocol's own state enum; its ``ERROR`` and ``CLOSED`` members are final."""
+        ...
 
     @property
     def finished(self) -> bool:
@@ -49,11 +53,19 @@ class Connection(Protocol[SendT_contra, EventT_co]):
         """
         ...
 
-    def send(self, event: SendT_contra) -> bytes: ...
+    def send(self, event: SendT_contra) -> bytes:
+        """The bytes to write for ``event``. Raises ``LocalProtocolError`` for an event the
+        protocol forbids now; nothing is emitted then."""
+        ...
 
-    def receive_data(self, data: bytes) -> None: ...
+    def receive_data(self, data: bytes) -> None:
+        """Buffer received bytes, in any split; ``b""`` says the peer closed."""
+        ...
 
-    def next_event(self) -> EventT_co | NeedData: ...
+    def next_event(self) -> EventT_co | NeedData:
+        """The next complete event, or ``NEED_DATA``. Raises ``RemoteProtocolError`` when the
+        peer's bytes break the protocol."""
+        ...
 
     def events(self) -> Iterator[EventT_co]:
         """Every event that the buffered bytes complete, until ``NEED_DATA``."""
@@ -92,8 +104,16 @@ class Observer(Protocol[ObservedT_co]):
 
     resynchronizes: ClassVar[bool]
 
-    def observe(self, direction: Direction, data: bytes) -> Sequence[ObservedT_co]: ...
+    def observe(self, direction: Direction, data: bytes) -> Sequence[ObservedT_co]:
+        """Bytes seen travelling ``direction``: what they complete. Never raises for bad
+        bytes: a broken stream gives an ``ObservedError``."""
+        ...
 
-    def gap(self, direction: Direction, size: int) -> Sequence[ObservedT_co]: ...
+    def gap(self, direction: Direction, size: int) -> Sequence[ObservedT_co]:
+        """``size`` bytes were lost in ``direction``: an ``ObservedGap``, and a hunt for the
+        next frame where the protocol allows one."""
+        ...
 
-    def close(self, direction: Direction) -> Sequence[ObservedT_co]: ...
+    def close(self, direction: Direction) -> Sequence[ObservedT_co]:
+        """No more bytes come in ``direction``: what its end completes."""
+        ...

@@ -61,3 +61,4 @@ class ObservedGap:
 
 
 ObserverOutput = Observed[EventT] | ObservedError | ObservedGap
+"""What an Observer returns: an event, an error where the stream broke, or a gap."""
