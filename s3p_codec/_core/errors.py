@@ -11,6 +11,8 @@ must send before closing (or, for a recoverable error, before carrying on).
 
 from __future__ import annotations
 
+import enum
+
 from s3p_codec._core.checkpoint import allow
 
 __all__ = ["LocalProtocolError", "ProtocolError", "RemoteProtocolError"]
@@ -19,12 +21,14 @@ __all__ = ["LocalProtocolError", "ProtocolError", "RemoteProtocolError"]
 class ProtocolError(Exception):
     """Base class of every error a codec raises on purpose.
 
-    ``code`` is the protocol's own error code (usually a member of the protocol's ``ErrorCode``
-    enum, which subclasses ``str`` or ``int``). ``fatal`` says whether the connection is now in
-    its ERROR state. ``reply`` is the event a server should send in answer, or ``None``.
+    ``code`` is the protocol's own error code: always a member of one of the protocol's enums
+    (its ``ErrorCode``, which subclasses ``str`` or ``int``, or S2S's ``Status``), so a typo at
+    a raise cannot pass unnoticed and a caller can match on members. ``fatal`` says whether the
+    connection is now in its ERROR state. ``reply`` is the event a server should send in answer,
+    or ``None``.
     """
 
-    code: str | int
+    code: enum.Enum
     fatal: bool
     reply: object | None
 
@@ -32,7 +36,7 @@ class ProtocolError(Exception):
         self,
         message: str,
         *,
-        code: str | int,
+        code: enum.Enum,
         fatal: bool = True,
         reply: object | None = None,
     ) -> None:
@@ -55,7 +59,7 @@ class ProtocolError(Exception):
 
 @allow  # snapshots of Observers hold the last error of a direction
 def _rebuild(
-    cls: type[ProtocolError], message: str, code: str | int, fatal: bool, reply: object | None
+    cls: type[ProtocolError], message: str, code: enum.Enum, fatal: bool, reply: object | None
 ) -> ProtocolError:
     return cls(message, code=code, fatal=fatal, reply=reply)
 

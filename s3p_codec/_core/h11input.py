@@ -24,6 +24,7 @@ HTTP/1.1).
 
 from __future__ import annotations
 
+import enum
 from collections import deque
 
 import h11
@@ -115,7 +116,7 @@ class H11Input:
     ``_start_input()`` in their constructor and read events with ``_next_h11_event()``."""
 
     _h11: h11.Connection
-    _eof_code: str | int
+    _eof_code: enum.Enum
     """The ``code`` of the error for bytes received after the end: each protocol sets a member
     of its own error code enum."""
 

@@ -9,6 +9,8 @@ of them; beyond, the oldest is forgotten (its reply, if it comes, is unpaired), 
 
 from __future__ import annotations
 
+import enum
+
 from s3p_codec._core.errors import RemoteProtocolError
 from s3p_codec._core.observe import ObservedError
 from s3p_codec._core.types import Direction
@@ -32,7 +34,7 @@ class PendingBound:
 
     __slots__ = ("code", "forgotten", "limit", "overflowing")
 
-    def __init__(self, limit: int, code: str | int) -> None:
+    def __init__(self, limit: int, code: enum.Enum) -> None:
         self.limit = check_max_pending(limit)
         self.code = code
         self.overflowing = False

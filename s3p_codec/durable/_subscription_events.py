@@ -14,11 +14,15 @@ Kept apart from ``events.py`` so that module can fold these into its ``Request``
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import attrs
 
 from s3p_codec._core.convert import as_tuple
+
+if TYPE_CHECKING:
+    from s3p_codec.durable.events import ErrorCode
 
 __all__ = [
     "DEFAULT_LEASE_TTL_MS",
@@ -102,12 +106,15 @@ class SubscriptionErrorCode(enum.StrEnum):
     LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
 
     @property
-    def status(self) -> int:
-        """The HTTP status this code travels with."""
-        return _STATUS[self]
+    def status(self) -> ErrorCode:
+        """The HTTP status this code travels with (a member of the package's ``ErrorCode``)."""
+        # events imports this module for its unions: ErrorCode is looked up when asked for.
+        from s3p_codec.durable.events import ErrorCode  # noqa: PLC0415
+
+        return ErrorCode(_STATUS[self])
 
 
-_STATUS = {
+_STATUS: dict[SubscriptionErrorCode, int] = {
     SubscriptionErrorCode.INVALID_REQUEST: 400,
     SubscriptionErrorCode.SUBSCRIPTION_NOT_FOUND: 404,
     SubscriptionErrorCode.SUBSCRIPTION_ALREADY_EXISTS: 409,
@@ -413,7 +420,7 @@ class SubscriptionError:
     generation: int | None = None
 
     @property
-    def status(self) -> int:
+    def status(self) -> ErrorCode:
         """The HTTP status of ``code``."""
         return self.code.status
 

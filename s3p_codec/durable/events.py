@@ -54,6 +54,7 @@ class ErrorCode(enum.IntEnum):
     """The HTTP statuses the protocol gives a meaning to (the protocol's error codes)."""
 
     BAD_REQUEST = 400
+    UNAUTHORIZED = 401  # a subscription callback or claim token that is invalid or expired
     FORBIDDEN = 403  # stale producer epoch ("zombie fencing")
     NOT_FOUND = 404
     METHOD_NOT_ALLOWED = 405
