@@ -101,6 +101,11 @@ def test_a_conversation_longer_than_max_state_bytes_streams_the_rows_of_decode(
                            s3p_exchanges(b"long", 1500))  # fmt: skip
     files = write_rotated(stage, "cap.pcap", packets, len(packets) // 15 + 1)
     assert sum(p.stat().st_size for p in files) > 4 * 32 * 1024
+    # One file per micro-batch is taken oldest first, by modification time in milliseconds:
+    # files written within one millisecond would tie. A rotating tcpdump writes them seconds
+    # apart; so do these.
+    for age, path in enumerate(reversed(files), 1):
+        os.utime(path, (time.time() - 10 * age, time.time() - 10 * age))
     out = tmp_path / "out"
     query = start_stream(spark, str(watch / "cap.pcap*"), str(out), str(tmp_path / "ckpt"),
                          trigger_seconds=0.5, max_state_bytes=32 * 1024,
