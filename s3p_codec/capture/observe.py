@@ -942,16 +942,6 @@ class FlowTable:
             "flow_limit",
         )
 
-    def closed_at(self, key: FlowKey) -> float | None:
-        """When the conversation of ``key`` closed (capture time), while it is remembered to
-        recognise its stray last segments; None otherwise."""
-        return self._closed.get(key)
-
-    def remember_closed(self, key: FlowKey, ts: float) -> None:
-        """Recognise stray segments of ``key``'s conversation, closed at ``ts``, as a table that
-        saw it close would (a table carried across micro-batches without its segments)."""
-        self._remember_closed(key, ts)
-
     def _remember_closed(self, key: FlowKey, ts: float) -> None:
         closed = self._closed
         closed[key] = ts

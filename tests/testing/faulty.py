@@ -11,19 +11,51 @@ from __future__ import annotations
 import select
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+
+Handler = Callable[[socket.socket, threading.Event], None]
+"""Serves one accepted connection until it ends or the event (the server stopping) is set."""
 
 
 @contextmanager
-def sloppy_proxy(port: int, *, hang_after: int = 4096) -> Iterator[int]:
-    """A proxy to the server at 127.0.0.1:``port`` with both faults; yields its own port."""
+def tcp_server(handle: Handler) -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that serves each connection with ``handle`` in a thread of its
+    own; yields its port, and stops (joining every thread) with the ``with`` block."""
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(0.1)
     stop = threading.Event()
     threads: list[threading.Thread] = []
 
-    def pump(client: socket.socket) -> None:
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            thread = threading.Thread(target=handle, args=(conn, stop), daemon=True)
+            thread.start()
+            threads.append(thread)
+
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        acceptor.join(5)
+        listener.close()
+        for thread in threads:
+            thread.join(5)
+
+
+@contextmanager
+def sloppy_proxy(port: int, *, hang_after: int = 4096) -> Iterator[int]:
+    """A proxy to the server at 127.0.0.1:``port`` with both faults; yields its own port."""
+
+    def pump(client: socket.socket, stop: threading.Event) -> None:
         client.settimeout(2)
         try:
             server = socket.create_connection(("127.0.0.1", port), timeout=2)
@@ -58,25 +90,5 @@ def sloppy_proxy(port: int, *, hang_after: int = 4096) -> Iterator[int]:
             server.close()
             client.close()
 
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                client, _ = listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            thread = threading.Thread(target=pump, args=(client,), daemon=True)
-            thread.start()
-            threads.append(thread)
-
-    acceptor = threading.Thread(target=accept, daemon=True)
-    acceptor.start()
-    try:
-        yield listener.getsockname()[1]
-    finally:
-        stop.set()
-        acceptor.join(5)
-        listener.close()
-        for thread in threads:
-            thread.join(5)
+    with tcp_server(pump) as own:
+        yield own

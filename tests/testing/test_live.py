@@ -6,6 +6,7 @@ run must still end within its budget (plus one case time-out) with bounded memor
 
 from __future__ import annotations
 
+import functools
 import socket
 import threading
 import time
@@ -22,6 +23,7 @@ from s3p_codec.testing import rustlog as rustlog_cases
 from s3p_codec.testing import s3p as s3p_cases
 from s3p_codec.testing.command import make_target
 
+from .faulty import tcp_server
 from .servers import example_server
 
 BUDGET = 2.5
@@ -68,33 +70,8 @@ Behaviour = Callable[[socket.socket], None]
 @contextmanager
 def fake_server(behaviour: Behaviour) -> Iterator[int]:
     """A TCP server on 127.0.0.1 that treats every connection with ``behaviour``."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.1)
-    stop = threading.Event()
-    workers: list[threading.Thread] = []
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            worker = threading.Thread(target=_guarded, args=(behaviour, conn, stop), daemon=True)
-            worker.start()
-            workers.append(worker)
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield listener.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join(5)
-        listener.close()
-        for worker in workers:
-            worker.join(5)
+    with tcp_server(functools.partial(_guarded, behaviour)) as port:
+        yield port
 
 
 def _guarded(behaviour: Behaviour, conn: socket.socket, stop: threading.Event) -> None:
