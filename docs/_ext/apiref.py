@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import contextlib
 import importlib
 import inspect
 import pkgutil
@@ -99,8 +100,11 @@ def package_sections(root: str) -> list[tuple[str, list[str]]]:
     ``tests/test_public_api.py`` reads it to check that every public name is documented.
     """
     package = importlib.import_module(root)
-    # Names a package loads lazily (module ``__getattr__``) are not in its namespace yet:
-    # autodoc cannot see them there, so they are documented in the module defining them.
+    for name in public_names(package):  # a lazy package that keeps what it loaded shows it
+        with contextlib.suppress(AttributeError, ImportError):
+            getattr(package, name)
+    # Names a package loads lazily (module ``__getattr__``) and does not keep are not in its
+    # namespace: autodoc cannot see them there, so they are documented where they are defined.
     exported = {n for n in public_names(package) if n in vars(package)}
     sections = [(root, [n for n in _documentable(package, public_names(package))
                         if n in exported])]

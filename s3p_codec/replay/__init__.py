@@ -16,23 +16,48 @@ paired, not compared. ``baseline="HOST:PORT"`` replays to a second server too an
 the differences it does not show.
 """
 
+# Loaded on first use, as the protocol packages are: the command line builds its parser from
+# this package at every start, and the replay machinery imports all five codecs (~0.35 s).
+
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from s3p_codec.replay._compare import Pairing
-from s3p_codec.replay._conversations import Conversation, Exchange, load_conversations
-from s3p_codec.replay._report import format_summary, write_jsonl, write_text
-from s3p_codec.replay._results import (
-    ConversationResult,
-    Outcome,
-    RequestResult,
-    Summary,
-    summarize,
-)
-from s3p_codec.replay._run import Options
-from s3p_codec.replay._run import run as _run
-from s3p_codec.replay._session import Target
+if TYPE_CHECKING:
+    from s3p_codec.replay._api import parse_target, replay, replay_conversations
+    from s3p_codec.replay._compare import Pairing
+    from s3p_codec.replay._conversations import Conversation, Exchange, load_conversations
+    from s3p_codec.replay._report import format_summary, write_jsonl, write_text
+    from s3p_codec.replay._results import (
+        ConversationResult,
+        Outcome,
+        RequestResult,
+        Summary,
+        summarize,
+    )
+    from s3p_codec.replay._run import Options
+    from s3p_codec.replay._session import Target
+
+_WHERE = {
+    "parse_target": "_api",
+    "replay": "_api",
+    "replay_conversations": "_api",
+    "Pairing": "_compare",
+    "Conversation": "_conversations",
+    "Exchange": "_conversations",
+    "load_conversations": "_conversations",
+    "format_summary": "_report",
+    "write_jsonl": "_report",
+    "write_text": "_report",
+    "ConversationResult": "_results",
+    "Outcome": "_results",
+    "RequestResult": "_results",
+    "Summary": "_results",
+    "summarize": "_results",
+    "Options": "_run",
+    "Target": "_session",
+}
 
 __all__ = [
     "Conversation",
@@ -55,36 +80,10 @@ __all__ = [
 ]
 
 
-def parse_target(text: str) -> Target:
-    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) as a ``Target``; ValueError when malformed."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"target must be HOST:PORT, not {text!r}")
-    return Target(host.strip("[]"), int(port))
-
-
-def replay_conversations(
-    conversations: list[Conversation],
-    to: str | Target,
-    *,
-    baseline: str | Target | None = None,
-    options: Options | None = None,
-) -> list[ConversationResult]:
-    """Replay conversations already loaded (``load_conversations``); one result each."""
-    targets = [to if isinstance(to, Target) else parse_target(to)]
-    if baseline is not None:
-        targets.append(baseline if isinstance(baseline, Target) else parse_target(baseline))
-    return _run(conversations, targets, options or Options())
-
-
-def replay(
-    paths: Iterable[str],
-    to: str | Target,
-    *,
-    decode_as: Mapping[int, str] | None = None,
-    baseline: str | Target | None = None,
-    options: Options | None = None,
-) -> list[ConversationResult]:
-    """Load the capture's conversations and replay them to ``to``; one result each."""
-    conversations = load_conversations(paths, decode_as)
-    return replay_conversations(conversations, to, baseline=baseline, options=options)
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 's3p_codec.replay' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"s3p_codec.replay.{module}"), name)
+    globals()[name] = value  # looked up here from now on, and seen by help() and autodoc
+    return value
