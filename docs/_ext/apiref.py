@@ -9,8 +9,8 @@ object is described once. ``public_modules`` and ``public_names`` are the single
 from __future__ import annotations
 
 import ast
-import enum
 import contextlib
+import enum
 import importlib
 import inspect
 import pkgutil
