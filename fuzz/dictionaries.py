@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 
 def _s3p() -> Iterable[bytes]:
     from s3p_codec import s3p
-    from s3p_codec.s3p.schema import KNOWN_OPTIONS
+    from s3p_codec.s3p._schema import KNOWN_OPTIONS
 
     yield from (b"\r\n", b"*", b"$", b"+OK\r\n", b"-", b"*0\r\n", b"$0\r\n\r\n", b"0-0", b"-1")
     for name, options in KNOWN_OPTIONS.items():

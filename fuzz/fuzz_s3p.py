@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 with atheris.instrument_imports():
     from s3p_codec import NEED_DATA, Direction, RemoteProtocolError, Role, s3p
-    from s3p_codec.s3p.commands import CommandParser
-    from s3p_codec.s3p.replies import ReplyParser
-    from s3p_codec.s3p.version import RULES, Version
-    from s3p_codec.s3p.wire import ErrorString, Malformed, WireBuffer, WireReader
+    from s3p_codec.s3p._commands import CommandParser
+    from s3p_codec.s3p._replies import ReplyParser
+    from s3p_codec.s3p._version import RULES, Version
+    from s3p_codec.s3p._wire import ErrorString, Malformed, WireBuffer, WireReader
 
 # hiredis, the oracle of RESP framing, is not instrumented: it is not ours.
 import hiredis

@@ -67,7 +67,7 @@ def write_config(destination: Path, modules: list[str], tests: list[str]) -> Non
 
 
 def module_of(mutant: str) -> str:
-    """``s3p_codec.s3p.wire.x_parse__mutmut_3`` -> ``s3p_codec.s3p.wire``."""
+    """``s3p_codec.s3p._wire.x_parse__mutmut_3`` -> ``s3p_codec.s3p._wire``."""
     return mutant.split(".x_", 1)[0].split(".xǁ", 1)[0]
 
 
@@ -91,7 +91,7 @@ def statuses(mutmut: Path, workdir: Path) -> list[tuple[str, str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "modules", nargs="+", help="source files to mutate, e.g. s3p_codec/s3p/wire.py"
+        "modules", nargs="+", help="source files to mutate, e.g. s3p_codec/s3p/_wire.py"
     )
     parser.add_argument(
         "--tests", action="append", default=[], help="test directory or file (repeatable)"

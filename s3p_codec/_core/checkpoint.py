@@ -12,8 +12,9 @@ and functions a module declared with ``allow``. A snapshot naming anything else 
 ``SnapshotError``; still, a snapshot is trusted input (it can hold any number of our
 objects): keep it where the decoder keeps its state, never take one from a peer.
 
-``FORMAT`` is bumped whenever a checkpointed class changes what it keeps: a snapshot of
-another format is refused rather than misread.
+``FORMAT`` is bumped whenever a checkpointed class changes what it keeps or the module it is
+defined in (a pickle names each class by its module): a snapshot of another format is refused
+rather than misread.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import h11
 __all__ = ["FORMAT", "MAGIC", "Checkpointable", "SnapshotError", "allow", "dump", "load"]
 
 MAGIC = b"S3PK"
-FORMAT = 3
+FORMAT = 4
 """The layout of the checkpointed classes; a snapshot of another format is refused."""
 
 T = TypeVar("T")

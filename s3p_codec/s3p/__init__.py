@@ -13,16 +13,17 @@ The version is configuration (S3P has no handshake): ``s3p.Connection(Role.CLIEN
 version="0.2.0")`` speaks v0.2.0 (``Append(id=...)``, ``Read(min_id=...)``, ``Trim(min_id=...)``,
 recoverable errors); the default is ``"0.1.0"``.
 
-Modules: ``events`` (typed commands, replies, ``Timestamp``, ``ErrorCode``), ``limits``,
-``wire`` (framing), ``commands`` and ``replies`` (the schema of each), ``connection`` (the state
-machine), ``observer`` (passive decoding of both directions, for captures), ``version``
-(what differs between the versions).
+Every public name is exported here. The implementation modules behind it: ``_events`` (typed
+commands, replies, ``Timestamp``, ``ErrorCode``), ``_limits``, ``_wire`` (framing), ``_commands``
+and ``_replies`` (the schema of each), ``_connection`` (the state machine), ``_observer``
+(passive decoding of both directions, for captures), ``_version`` (what differs between the
+versions).
 """
 
 from __future__ import annotations
 
-from s3p_codec.s3p.connection import Connection, ConnectionState
-from s3p_codec.s3p.events import (
+from s3p_codec.s3p._connection import Connection
+from s3p_codec.s3p._events import (
     Append,
     AppendReply,
     Create,
@@ -40,9 +41,10 @@ from s3p_codec.s3p.events import (
     TimestampStrategy,
     Trim,
 )
-from s3p_codec.s3p.limits import Limits
-from s3p_codec.s3p.observer import Observer
-from s3p_codec.s3p.version import Version
+from s3p_codec.s3p._limits import Limits
+from s3p_codec.s3p._observer import Observer
+from s3p_codec.s3p._state import ConnectionState
+from s3p_codec.s3p._version import Version
 
 __all__ = [
     "Append",

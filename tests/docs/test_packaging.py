@@ -96,7 +96,7 @@ def test_both_carry_the_version(dist: Path) -> None:
 def test_the_wheel_holds_the_package_its_data_and_the_license(dist: Path) -> None:
     names = zipfile.ZipFile(_one(dist, "*.whl")).namelist()
     for required in ("s3p_codec/py.typed", "s3p_codec/spark/log4j2.properties",
-                     "s3p_codec/s3p/connection.py", "s3p_codec/_extras/__init__.py"):
+                     "s3p_codec/s3p/_connection.py", "s3p_codec/_extras/__init__.py"):
         assert required in names, required
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert not any(n.startswith(("tests/", "examples/", "docs/")) for n in names)

@@ -20,10 +20,10 @@ from s3p_codec.s3p import (
     TimestampStrategy,
     Trim,
 )
-from s3p_codec.s3p.events import MAX_U64
-from s3p_codec.s3p.replies import default_floor, floor_of
-from s3p_codec.s3p.version import RULES, Version
-from s3p_codec.s3p.wire import ErrorString, SimpleString, WireValue
+from s3p_codec.s3p._events import MAX_U64
+from s3p_codec.s3p._replies import default_floor, floor_of
+from s3p_codec.s3p._version import RULES, Version
+from s3p_codec.s3p._wire import ErrorString, SimpleString, WireValue
 
 names = st.binary(min_size=1, max_size=24)
 payloads = st.binary(min_size=1, max_size=40)

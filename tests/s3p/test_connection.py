@@ -24,7 +24,7 @@ from s3p_codec.s3p import (
     Timestamp,
     Trim,
 )
-from s3p_codec.s3p.events import MAX_U64
+from s3p_codec.s3p._events import MAX_U64
 
 from .strategies import conversations, requests
 from .support import client_for, crlf, feed_garbage

@@ -8,7 +8,7 @@ from hypothesis import given
 
 from s3p_codec import s3p
 from s3p_codec.s3p import ErrorCode, Timestamp, TimestampStrategy
-from s3p_codec.s3p.events import MAX_U64
+from s3p_codec.s3p._events import MAX_U64
 
 from .strategies import timestamps
 

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from s3p_codec import Direction, RemoteProtocolError, Role, s3p
 from s3p_codec._core import ObservedError
 from s3p_codec.s3p import ErrorCode, Read, ReadReply, Timestamp
-from s3p_codec.s3p.commands import encode_request
-from s3p_codec.s3p.events import MAX_U64
-from s3p_codec.s3p.replies import ReplyParser, encode_reply
-from s3p_codec.s3p.wire import Malformed, WireBuffer
+from s3p_codec.s3p._commands import encode_request
+from s3p_codec.s3p._events import MAX_U64
+from s3p_codec.s3p._replies import ReplyParser, encode_reply
+from s3p_codec.s3p._wire import Malformed, WireBuffer
 
 LIMITS = ErrorCode.LIMITS
 SMALL = s3p.Limits(max_record_size=20, max_count=6, default_count=6)

@@ -187,7 +187,7 @@ def test_pending_requests_are_bounded_and_a_row_says_when_the_oldest_are_forgott
 
 
 def test_pending_requests_stay_within_the_default_bound() -> None:
-    assert s3p.observer.MAX_PENDING == 100_000
+    assert s3p._observer.MAX_PENDING == 100_000
     client = s3p.Connection(Role.CLIENT)
     observer = s3p.Observer(max_pending=1000)
     one = client.send(Delete(b"s"))

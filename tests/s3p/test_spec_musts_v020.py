@@ -25,7 +25,7 @@ from s3p_codec.s3p import (
     ReadReply,
     Trim,
 )
-from s3p_codec.s3p.events import MAX_U64
+from s3p_codec.s3p._events import MAX_U64
 
 from .support import crlf
 

@@ -1,4 +1,4 @@
-"""S3P's state table (``s3p/state.py``): every state reachable, CLOSED for good, ERROR's one
+"""S3P's state table (``s3p/_state.py``): every state reachable, CLOSED for good, ERROR's one
 way out the Error reply a server owes."""
 
 from __future__ import annotations
@@ -7,23 +7,23 @@ import pytest
 
 from s3p_codec import NEED_DATA, RemoteProtocolError, Role, s3p
 from s3p_codec._core.transitions import IllegalTransition
-from s3p_codec.s3p import connection, state
-from s3p_codec.s3p.state import TRANSITIONS, ConnectionState, Trigger
+from s3p_codec.s3p import _state
+from s3p_codec.s3p._state import TRANSITIONS, ConnectionState, Trigger
 from tests.state_support import check_table
 
 S, T = ConnectionState, Trigger
 
 
 def test_the_table_reaches_every_state_and_closes_for_good() -> None:
-    table = check_table(state, final={S.CLOSED})
+    table = check_table(_state, final={S.CLOSED})
     # ERROR carries no traffic: its only move is the one reply a server owes.
     assert dict(table.moves(S.ERROR)) == {T.CLOSING_ERROR_SENT: S.CLOSED}
     with pytest.raises(IllegalTransition):
         TRANSITIONS.next(S.ERROR, T.PEER_CLOSED)
 
 
-def test_the_old_import_path_names_the_same_enum() -> None:
-    assert s3p.ConnectionState is connection.ConnectionState is ConnectionState
+def test_the_package_exports_the_tables_enum() -> None:
+    assert s3p.ConnectionState is ConnectionState
 
 
 def test_a_server_moves_by_the_table_through_error_to_closed() -> None:

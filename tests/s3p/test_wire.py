@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s3p_codec import Role, s3p
-from s3p_codec.s3p.events import ErrorCode
-from s3p_codec.s3p.wire import (
+from s3p_codec.s3p._events import ErrorCode
+from s3p_codec.s3p._wire import (
     ErrorString,
     Malformed,
     SimpleString,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from s3p_codec.s3p.events import ErrorCode
-from s3p_codec.s3p.wire import Malformed, WireBuffer, WireReader, WireValue
+from s3p_codec.s3p._events import ErrorCode
+from s3p_codec.s3p._wire import Malformed, WireBuffer, WireReader, WireValue
 
 
 def read_all(data: bytes, **bounds: int) -> list[WireValue]:

@@ -23,7 +23,7 @@ End of stream (``receive_data(b"")``): complete events still come out; a partial
 raises ``RemoteProtocolError``; otherwise the state is CLOSED and ``next_event`` returns
 ``NEED_DATA`` for ever. A server may still send the replies it owes for requests already read
 (the client may half-close after pipelining). Every legal state change is in one table,
-``s3p.state.TRANSITIONS``.
+``s3p._state.TRANSITIONS``.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from s3p_codec._core import (
     drain,
     finished,
 )
-from s3p_codec.s3p.commands import CommandParser, encode_request
-from s3p_codec.s3p.events import (
+from s3p_codec.s3p._commands import CommandParser, encode_request
+from s3p_codec.s3p._events import (
     Append,
     Create,
     Delete,
@@ -53,13 +53,13 @@ from s3p_codec.s3p.events import (
     Request,
     Trim,
 )
-from s3p_codec.s3p.limits import Limits
-from s3p_codec.s3p.replies import ReplyParser, encode_reply, validate_error, validate_reply
-from s3p_codec.s3p.state import TRANSITIONS, ConnectionState, Trigger
-from s3p_codec.s3p.version import Version, rules_for
-from s3p_codec.s3p.wire import Malformed, WireBuffer, is_text
+from s3p_codec.s3p._limits import Limits
+from s3p_codec.s3p._replies import ReplyParser, encode_reply, validate_error, validate_reply
+from s3p_codec.s3p._state import TRANSITIONS, ConnectionState, Trigger
+from s3p_codec.s3p._version import Version, rules_for
+from s3p_codec.s3p._wire import Malformed, WireBuffer, is_text
 
-__all__ = ["Connection", "ConnectionState"]
+__all__ = ["Connection"]
 
 _REQUEST_TYPES = (Create, Append, Read, Trim, Delete)
 

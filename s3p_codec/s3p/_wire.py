@@ -32,8 +32,8 @@ import re
 from typing import TypeAlias
 
 from s3p_codec._core.buffer import ASIDE_MIN, ReceiveBuffer
-from s3p_codec.s3p.events import ErrorCode
-from s3p_codec.s3p.limits import MAX_HEADER_LINE, MAX_TEXT_LINE
+from s3p_codec.s3p._events import ErrorCode
+from s3p_codec.s3p._limits import MAX_HEADER_LINE, MAX_TEXT_LINE
 
 __all__ = [
     "CRLF",

@@ -9,7 +9,7 @@ BLOCK)", COUNT and BLOCK against the configured limits) whichever way the comman
 
 from __future__ import annotations
 
-from s3p_codec.s3p.events import (
+from s3p_codec.s3p._events import (
     MAX_U64,
     Append,
     Create,
@@ -22,9 +22,9 @@ from s3p_codec.s3p.events import (
     Trim,
     parse_timestamp,
 )
-from s3p_codec.s3p.limits import Limits
-from s3p_codec.s3p.version import RULES, Rules, Version
-from s3p_codec.s3p.wire import Malformed, bad_format
+from s3p_codec.s3p._limits import Limits
+from s3p_codec.s3p._version import RULES, Rules, Version
+from s3p_codec.s3p._wire import Malformed, bad_format
 
 __all__ = ["ARITY", "COMMAND_NAMES", "KNOWN_OPTIONS", "build_request", "quote"]
 

@@ -45,7 +45,7 @@ import re
 from collections.abc import Callable
 
 from s3p_codec._core import LocalProtocolError
-from s3p_codec.s3p.events import (
+from s3p_codec.s3p._events import (
     MAX_U64,
     Append,
     Create,
@@ -57,10 +57,10 @@ from s3p_codec.s3p.events import (
     TimestampStrategy,
     Trim,
 )
-from s3p_codec.s3p.limits import MAX_HEADER_LINE, MAX_OPTION_ELEMENTS, MAX_OPTION_SIZE, Limits
-from s3p_codec.s3p.schema import ARITY, COMMAND_NAMES, build_request, quote
-from s3p_codec.s3p.version import RULES, Rules, Version
-from s3p_codec.s3p.wire import (
+from s3p_codec.s3p._limits import MAX_HEADER_LINE, MAX_OPTION_ELEMENTS, MAX_OPTION_SIZE, Limits
+from s3p_codec.s3p._schema import ARITY, COMMAND_NAMES, build_request, quote
+from s3p_codec.s3p._version import RULES, Rules, Version
+from s3p_codec.s3p._wire import (
     ARRAY,
     BULK,
     Malformed,

@@ -53,9 +53,9 @@ from s3p_codec._core import (
     RemoteProtocolError,
 )
 from s3p_codec._core.checkpoint import Checkpointable
-from s3p_codec.s3p.commands import CommandParser
-from s3p_codec.s3p.connection import remote_error
-from s3p_codec.s3p.events import (
+from s3p_codec.s3p._commands import CommandParser
+from s3p_codec.s3p._connection import remote_error
+from s3p_codec.s3p._events import (
     Append,
     Create,
     Delete,
@@ -66,10 +66,10 @@ from s3p_codec.s3p.events import (
     Request,
     Trim,
 )
-from s3p_codec.s3p.limits import Limits
-from s3p_codec.s3p.replies import ReplyParser, default_floor
-from s3p_codec.s3p.version import DETECT, RULES, Rules, Version, rules_for
-from s3p_codec.s3p.wire import ARRAY, BULK, ERROR, SIMPLE, Malformed, WireBuffer
+from s3p_codec.s3p._limits import Limits
+from s3p_codec.s3p._replies import ReplyParser, default_floor
+from s3p_codec.s3p._version import DETECT, RULES, Rules, Version, rules_for
+from s3p_codec.s3p._wire import ARRAY, BULK, ERROR, SIMPLE, Malformed, WireBuffer
 
 __all__ = ["MAX_PENDING", "Observer"]
 

@@ -25,7 +25,7 @@ import enum
 
 import attrs
 
-from s3p_codec.s3p.events import ErrorCode
+from s3p_codec.s3p._events import ErrorCode
 
 __all__ = ["DETECT", "RULES", "Rules", "Version", "rules_for"]
 

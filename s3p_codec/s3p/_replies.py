@@ -43,7 +43,7 @@ import re
 from collections.abc import Iterable
 
 from s3p_codec._core import LocalProtocolError
-from s3p_codec.s3p.events import (
+from s3p_codec.s3p._events import (
     MAX_U64,
     Append,
     AppendReply,
@@ -57,9 +57,9 @@ from s3p_codec.s3p.events import (
     Timestamp,
     parse_timestamp,
 )
-from s3p_codec.s3p.limits import MAX_OPTION_SIZE, Limits
-from s3p_codec.s3p.version import RULES, Rules, Version
-from s3p_codec.s3p.wire import (
+from s3p_codec.s3p._limits import MAX_OPTION_SIZE, Limits
+from s3p_codec.s3p._version import RULES, Rules, Version
+from s3p_codec.s3p._wire import (
     ARRAY,
     BULK,
     ERROR,
