@@ -42,7 +42,7 @@ class Client:
     def request(self, request: rustlog.Request) -> rustlog.Response:
         self.conn.send(request)
         response = self.conn.next_event()
-        assert not isinstance(response, rustlog.events.REQUEST_TYPES), response
+        assert not isinstance(response, rustlog.REQUEST_TYPES), response
         return response  # type: ignore[return-value]
 
     def create_topic(self, topic: str, partitions: int) -> rustlog.Response:

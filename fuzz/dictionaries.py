@@ -25,7 +25,7 @@ def _s3p() -> Iterable[bytes]:
 
 def _rustlog() -> Iterable[bytes]:
     from s3p_codec.rustlog import ErrorCode, MessageType
-    from s3p_codec.rustlog.schema import KNOWN_FIELDS
+    from s3p_codec.rustlog._schema import KNOWN_FIELDS
 
     for name, fields in KNOWN_FIELDS.items():
         yield b'"' + name.encode() + b'"'

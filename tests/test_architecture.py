@@ -207,7 +207,7 @@ def test_each_package_defines_its_states_in_state_py(protocol: str) -> None:
         if isinstance(node, ast.ClassDef)
         and (node.name == "ConnectionState" or "StateEnum" in map(ast.unparse, node.bases))
     ]
-    assert (PACKAGE / protocol / "_state.py").is_file() or (PACKAGE / protocol / "state.py").is_file()
+    assert any((PACKAGE / protocol / n).is_file() for n in ("_state.py", "state.py"))
     assert not elsewhere, f"states defined outside {protocol}/_state.py: {elsewhere}"
 
 

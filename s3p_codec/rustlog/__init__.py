@@ -13,7 +13,7 @@ with an unknown type or bad fields raises ``RemoteProtocolError`` with ``fatal=F
 ``Error`` response to send in ``error.reply``; the connection stays open. Framing, UTF-8 and JSON
 errors are fatal.
 
-Decisions where the spec is silent (documented in ``schema``, tested):
+Decisions where the spec is silent (documented in ``_schema``, tested):
 
 - DescribePartition: ``{"type":"DescribePartition","topic":str,"partition":u32}``, answered by
   ``{"type":"DescribePartitionResponse","topic":str,"partition":u32,"high_watermark":u64,
@@ -28,8 +28,8 @@ Decisions where the spec is silent (documented in ``schema``, tested):
 
 from __future__ import annotations
 
-from s3p_codec.rustlog.connection import Connection, ConnectionState, State
-from s3p_codec.rustlog.events import (
+from s3p_codec.rustlog._connection import Connection
+from s3p_codec.rustlog._events import (
     BY_TYPE_ID,
     REQUEST_TYPES,
     RESPONSE_TO,
@@ -66,8 +66,8 @@ from s3p_codec.rustlog.events import (
     Response,
     TopicInfo,
 )
-from s3p_codec.rustlog.json_backend import ORJSON, STDLIB, JsonBackend
-from s3p_codec.rustlog.limits import (
+from s3p_codec.rustlog._json_backend import ORJSON, STDLIB, JsonBackend
+from s3p_codec.rustlog._limits import (
     MAX_FRAME_SIZE,
     MAX_PARTITION_COUNT,
     MAX_RECORD_SIZE,
@@ -76,7 +76,8 @@ from s3p_codec.rustlog.limits import (
     MIN_FRAME_SIZE,
     Limits,
 )
-from s3p_codec.rustlog.observer import Observer
+from s3p_codec.rustlog._observer import Observer
+from s3p_codec.rustlog._state import ConnectionState, State
 
 __all__ = [
     "BY_TYPE_ID",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from s3p_codec import rustlog
-from s3p_codec.rustlog.limits import U16_MAX, U32_MAX, U64_MAX
+from s3p_codec.rustlog._limits import U16_MAX, U32_MAX, U64_MAX
 
 TOPIC_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 
 from s3p_codec import rustlog
-from s3p_codec.rustlog.events import REQUEST_TYPES, RESPONSE_TYPES, trusted
+from s3p_codec.rustlog._events import REQUEST_TYPES, RESPONSE_TYPES, trusted
 from tests.rustlog.strategies import requests, responses
 
 SPEC_IDS = {

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, RemoteProtocolError, Role, rustlog
-from s3p_codec.rustlog import json_backend
-from s3p_codec.rustlog.limits import MAX_JSON_DEPTH
+from s3p_codec.rustlog import _json_backend as json_backend
+from s3p_codec.rustlog._limits import MAX_JSON_DEPTH
 from tests.rustlog.frames import BACKENDS, frame
 from tests.rustlog.strategies import REQUEST_FOR, requests, responses
 
@@ -284,7 +284,7 @@ def _nested(depth: int) -> object:
 
 @pytest.mark.parametrize("depth", [1, 2, 63, 64, 65, 200])
 def test_too_deep_counts_levels_exactly(depth: int) -> None:
-    from s3p_codec.rustlog.json_backend import too_deep
+    from s3p_codec.rustlog._json_backend import too_deep
 
     assert too_deep(_nested(depth), 64) is (depth > 64)
     # An empty container is a level too: [[]] is two levels deep.
@@ -298,7 +298,7 @@ def test_too_deep_on_a_wide_frame_holds_no_copy_of_its_children() -> None:
     """3.4 million ``{}`` in one frame: the walk used to push every child (doubling memory)."""
     import tracemalloc
 
-    from s3p_codec.rustlog.json_backend import too_deep
+    from s3p_codec.rustlog._json_backend import too_deep
 
     wide: list[object] = [{} for _ in range(1_000_000)]
     wide.append([[{"deep": [1]}]])

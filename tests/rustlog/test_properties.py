@@ -126,7 +126,7 @@ json_garbage = st.recursive(
     max_leaves=8,
 )
 type_names = st.sampled_from(
-    [cls.TYPE for cls in (*rustlog.events.REQUEST_TYPES, *rustlog.events.RESPONSE_TYPES)]
+    [cls.TYPE for cls in (*rustlog.REQUEST_TYPES, *rustlog.RESPONSE_TYPES)]
 )
 
 

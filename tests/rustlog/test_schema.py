@@ -8,9 +8,10 @@ import attrs
 import pytest
 
 from s3p_codec import LocalProtocolError, Role, rustlog
-from s3p_codec.rustlog import kinds, schema
-from s3p_codec.rustlog.kinds import KINDS, TOPICS_SEEN_MAX, field_kinds
-from s3p_codec.rustlog.limits import U32_MAX, U64_MAX
+from s3p_codec.rustlog import _kinds as kinds
+from s3p_codec.rustlog import _schema as schema
+from s3p_codec.rustlog._kinds import KINDS, TOPICS_SEEN_MAX, field_kinds
+from s3p_codec.rustlog._limits import U32_MAX, U64_MAX
 from tests.rustlog.frames import (
     frame,
     parse_request,

@@ -1,4 +1,4 @@
-"""RustLog's state table (``rustlog/state.py``): every state reachable, the final ones closed."""
+"""RustLog's state table (``rustlog/_state.py``): every state reachable, the final ones closed."""
 
 from __future__ import annotations
 
@@ -6,20 +6,20 @@ import pytest
 
 from s3p_codec import NEED_DATA, Role, rustlog
 from s3p_codec._core.transitions import IllegalTransition
-from s3p_codec.rustlog import connection, state
-from s3p_codec.rustlog.state import TRANSITIONS, ConnectionState, Trigger
+from s3p_codec.rustlog import _state
+from s3p_codec.rustlog._state import TRANSITIONS, ConnectionState, Trigger
 from tests.state_support import check_table
 
 S, T = ConnectionState, Trigger
 
 
 def test_the_table_reaches_every_state_and_errors_and_closes_for_good() -> None:
-    check_table(state, final={S.ERROR, S.CLOSED})
+    check_table(_state, final={S.ERROR, S.CLOSED})
 
 
-def test_the_old_import_paths_name_the_same_enum() -> None:
-    assert rustlog.ConnectionState is connection.ConnectionState is ConnectionState
-    assert rustlog.State is connection.State is ConnectionState
+def test_the_package_exports_the_tables_enum() -> None:
+    assert rustlog.ConnectionState is ConnectionState
+    assert rustlog.State is ConnectionState
 
 
 def test_the_spec_lifecycle_is_a_path_of_the_table() -> None:

@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role, rustlog
-from s3p_codec.rustlog import schema, wire
+from s3p_codec.rustlog import _schema as schema
+from s3p_codec.rustlog import _wire as wire
 from tests.rustlog.frames import BACKENDS, frame, parse_request, parse_response, request_error
 from tests.rustlog.strategies import json_values, requests, responses
 
@@ -310,7 +311,7 @@ def test_check_length_accepts_one_byte_and_max() -> None:
 
 def loop_outcome(data: bytes, json_backend: str, *, requests: bool) -> list[object]:
     """Every event or error (as code, fatal, message) of ``FrameDecoder`` over ``data``."""
-    backend = rustlog.json_backend.backend(json_backend)
+    backend = rustlog._json_backend.backend(json_backend)
     context = schema.Context(rustlog.Limits(), backend.exact_integers)
     decoder = wire.FrameDecoder(context, backend, requests=requests)
     out: deque[rustlog.Event | RemoteProtocolError] = deque()
@@ -327,7 +328,7 @@ def loop_outcome(data: bytes, json_backend: str, *, requests: bool) -> list[obje
 
 
 def payload_outcome(payload: bytes, json_backend: str, *, requests: bool) -> object:
-    backend = rustlog.json_backend.backend(json_backend)
+    backend = rustlog._json_backend.backend(json_backend)
     context = schema.Context(rustlog.Limits(), backend.exact_integers)
     decoders: Any = schema.REQUEST_DECODERS if requests else schema.RESPONSE_DECODERS
     kind = "request" if requests else "response"
@@ -379,7 +380,7 @@ def test_frame_loop_gives_exactly_what_decode_payload_gives(
 
 
 def test_frame_loop_stops_before_a_header_the_limits_refuse_and_a_partial_frame() -> None:
-    backend = rustlog.json_backend.STDLIB
+    backend = rustlog._json_backend.STDLIB
     decoder = wire.FrameDecoder(schema.Context(rustlog.Limits()), backend, requests=True)
     ping = frame({"type": "Ping"})
     zero = b"\x00\x00\x00\x00" + ping

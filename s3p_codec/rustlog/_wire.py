@@ -35,16 +35,16 @@ from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 from s3p_codec._core import LocalProtocolError, RemoteProtocolError
-from s3p_codec.rustlog import schema
-from s3p_codec.rustlog.events import ErrorCode, Event
-from s3p_codec.rustlog.json_backend import (
+from s3p_codec.rustlog import _schema
+from s3p_codec.rustlog._events import ErrorCode, Event
+from s3p_codec.rustlog._json_backend import (
     DEPTH_MESSAGE,
     STDLIB,
     JsonBackend,
     JsonDecodeFailure,
     too_deep,
 )
-from s3p_codec.rustlog.limits import LENGTH_FIELD_SIZE, MAX_JSON_DEPTH, Limits
+from s3p_codec.rustlog._limits import LENGTH_FIELD_SIZE, MAX_JSON_DEPTH, Limits
 
 __all__ = [
     "HEADER",
@@ -93,8 +93,8 @@ def check_length(length: int, limits: Limits) -> None:
 
 def decode_payload(
     payload: bytes,
-    decoders: dict[str, Callable[[dict[str, Any], schema.Context], EventT]],
-    context: schema.Context,
+    decoders: dict[str, Callable[[dict[str, Any], _schema.Context], EventT]],
+    context: _schema.Context,
     json: JsonBackend,
     kind: str,
 ) -> EventT:
@@ -128,16 +128,16 @@ def decode_payload(
             )
         try:
             event = decoder(obj, context)
-        except schema.FieldError as exc:
+        except _schema.FieldError as exc:
             _reject_deep(obj)  # a message nested too deep is malformed before it is invalid
             raise RemoteProtocolError(
                 f"Invalid {name} {kind}: {exc.message}", code=exc.code, fatal=False
             ) from None
-    except schema.TooDeep:
+    except _schema.TooDeep:
         raise RemoteProtocolError(DEPTH_MESSAGE, code=ErrorCode.INVALID_REQUEST) from None
-    except schema.AmbiguousNumber:
+    except _schema.AmbiguousNumber:
         # orjson read an integer beyond 64 bits as a float: let the exact parser decide.
-        exact = schema.Context(context.limits, exact_integers=True)
+        exact = _schema.Context(context.limits, exact_integers=True)
         return decode_payload(payload, decoders, exact, STDLIB, kind)
     return event
 
@@ -154,13 +154,13 @@ class FrameDecoder:
 
     __slots__ = ("_context", "_decoders", "_fallback", "_json", "_kind", "_loads", "_max")
 
-    def __init__(self, context: schema.Context, json: JsonBackend, *, requests: bool) -> None:
+    def __init__(self, context: _schema.Context, json: JsonBackend, *, requests: bool) -> None:
         self._context = context
         self._json = json
         self._max = context.limits.max_frame_size
         self._kind = "request" if requests else "response"
-        self._decoders: dict[str, Callable[[dict[str, Any], schema.Context], Event]] = (
-            schema.REQUEST_DECODERS if requests else schema.RESPONSE_DECODERS  # type: ignore[assignment]
+        self._decoders: dict[str, Callable[[dict[str, Any], _schema.Context], Event]] = (
+            _schema.REQUEST_DECODERS if requests else _schema.RESPONSE_DECODERS  # type: ignore[assignment]
         )
         failures: tuple[type[Exception], ...] = json.fast_failures
         if json.loads_fast is not None:
@@ -178,9 +178,9 @@ class FrameDecoder:
             *failures,
             KeyError,
             TypeError,
-            schema.FieldError,
-            schema.TooDeep,
-            schema.AmbiguousNumber,
+            _schema.FieldError,
+            _schema.TooDeep,
+            _schema.AmbiguousNumber,
         )
 
     def decode(
@@ -249,12 +249,12 @@ class FrameDecoder:
 
 def _reject_deep(obj: dict[str, Any]) -> None:
     if too_deep(obj, MAX_JSON_DEPTH):
-        raise schema.TooDeep
+        raise _schema.TooDeep
 
 
 def encode_frame(event: object, json: JsonBackend, limits: Limits) -> bytes:
     """The whole frame for ``event``; ``LocalProtocolError`` (nothing emitted) if invalid."""
-    payload = json.dumps(schema.encode(event, limits))
+    payload = json.dumps(_schema.encode(event, limits))
     if len(payload) > limits.max_frame_size:
         raise LocalProtocolError(
             f"Frame length exceeds MAX_FRAME_SIZE: {len(payload)} > {limits.max_frame_size}",

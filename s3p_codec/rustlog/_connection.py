@@ -12,7 +12,7 @@ state's own definition ("connection terminated"); ERROR is final here, and recov
 never enter it. ``REQUEST_ACTIVE`` means "Processing request, response pending": at
 least one request has been sent (client) or received (server) and not yet answered. ``ERROR``
 ("Protocol violation, connection terminated") and ``CLOSED`` are final. Every legal move is in
-one table, ``rustlog.state.TRANSITIONS``.
+one table, ``rustlog._state.TRANSITIONS``.
 
 The protocol has no request ids: a response answers the oldest unanswered request, and its
 type must be that request's type + 0x80, or ``Error`` (0xFF), which answers anything.
@@ -58,8 +58,8 @@ from s3p_codec._core import (
     drain,
     finished,
 )
-from s3p_codec.rustlog import schema
-from s3p_codec.rustlog.events import (
+from s3p_codec.rustlog import _schema
+from s3p_codec.rustlog._events import (
     RESPONSE_TO,
     RESPONSE_TYPES,
     Error,
@@ -67,12 +67,12 @@ from s3p_codec.rustlog.events import (
     Event,
     Response,
 )
-from s3p_codec.rustlog.json_backend import JsonBackend, backend
-from s3p_codec.rustlog.limits import LENGTH_FIELD_SIZE, Limits
-from s3p_codec.rustlog.state import TRANSITIONS, ConnectionState, State, Trigger
-from s3p_codec.rustlog.wire import HEADER, FrameDecoder, encode_frame, length_error
+from s3p_codec.rustlog._json_backend import JsonBackend, backend
+from s3p_codec.rustlog._limits import LENGTH_FIELD_SIZE, Limits
+from s3p_codec.rustlog._state import TRANSITIONS, ConnectionState, Trigger
+from s3p_codec.rustlog._wire import HEADER, FrameDecoder, encode_frame, length_error
 
-__all__ = ["Connection", "ConnectionState", "State"]
+__all__ = ["Connection"]
 
 _RESPONSES = frozenset(RESPONSE_TYPES)
 # Looked up by the class of anything decoded (an error's class is simply not found).
@@ -83,7 +83,7 @@ _RESPONSE_TO: dict[object, type[Response]] = dict(RESPONSE_TO.items())
 # as much as the rest of the bookkeeping of a frame.
 _ERROR: Final = ConnectionState.ERROR
 _CLOSED: Final = ConnectionState.CLOSED
-# Each trigger's moves (``state.TRANSITIONS``), looked up once per message.
+# Each trigger's moves (``_state.TRANSITIONS``), looked up once per message.
 _ON_REQUEST_SENT: Final = TRANSITIONS.on(Trigger.REQUEST_SENT)
 _ON_REQUEST_RECEIVED: Final = TRANSITIONS.on(Trigger.REQUEST_RECEIVED)
 _ON_ALL_ANSWERED: Final = TRANSITIONS.on(Trigger.ALL_ANSWERED)
@@ -112,7 +112,7 @@ class Connection:
         self._limits = limits if limits is not None else Limits()
         self._pipelining = pipelining
         self._json = backend(json)
-        self._context = schema.Context(self._limits, self._json.exact_integers)
+        self._context = _schema.Context(self._limits, self._json.exact_integers)
         self._buffer = ReceiveBuffer()
         self._state = TRANSITIONS.initial
         # What may answer each unanswered request, oldest first (Error answers anything).

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from s3p_codec._core import LocalProtocolError
-from s3p_codec.rustlog.events import (
+from s3p_codec.rustlog._events import (
     REQUEST_TYPES,
     RESPONSE_TYPES,
     ErrorCode,
@@ -49,7 +49,7 @@ from s3p_codec.rustlog.events import (
     Request,
     Response,
 )
-from s3p_codec.rustlog.kinds import (
+from s3p_codec.rustlog._kinds import (
     FAST_NAMES,
     AmbiguousNumber,
     Context,
@@ -60,7 +60,7 @@ from s3p_codec.rustlog.kinds import (
     check_sizes,
     field_kinds,
 )
-from s3p_codec.rustlog.limits import Limits
+from s3p_codec.rustlog._limits import Limits
 
 __all__ = [
     "KNOWN_FIELDS",

@@ -42,7 +42,7 @@ from typing import Any, Final, get_type_hints
 import attrs
 
 from s3p_codec._core import LocalProtocolError
-from s3p_codec.rustlog.events import (
+from s3p_codec.rustlog._events import (
     ErrorCode,
     JsonObject,
     JsonValue,
@@ -50,8 +50,8 @@ from s3p_codec.rustlog.events import (
     Record,
     TopicInfo,
 )
-from s3p_codec.rustlog.json_backend import too_deep
-from s3p_codec.rustlog.limits import (
+from s3p_codec.rustlog._json_backend import too_deep
+from s3p_codec.rustlog._limits import (
     MAX_JSON_DEPTH,
     MAX_PARTITION_COUNT,
     U16_MAX,

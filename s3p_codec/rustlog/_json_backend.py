@@ -35,7 +35,7 @@ import attrs
 from s3p_codec._core.checkpoint import allow
 from s3p_codec._core.convert import as_tuple
 from s3p_codec._core.extras import MissingExtra
-from s3p_codec.rustlog.limits import MAX_JSON_DEPTH
+from s3p_codec.rustlog._limits import MAX_JSON_DEPTH
 
 __all__ = ["ORJSON", "STDLIB", "JsonBackend", "JsonDecodeFailure", "backend", "default_backend"]
 

@@ -38,11 +38,11 @@ from s3p_codec._core import (
 )
 from s3p_codec._core.checkpoint import Checkpointable
 from s3p_codec._core.pending import MAX_PENDING, PendingBound
-from s3p_codec.rustlog import schema
-from s3p_codec.rustlog.events import RESPONSE_TO, Error, ErrorCode, Event, Response
-from s3p_codec.rustlog.json_backend import JsonBackend, backend
-from s3p_codec.rustlog.limits import LENGTH_FIELD_SIZE, Limits
-from s3p_codec.rustlog.wire import HEADER, check_length, decode_payload
+from s3p_codec.rustlog import _schema
+from s3p_codec.rustlog._events import RESPONSE_TO, Error, ErrorCode, Event, Response
+from s3p_codec.rustlog._json_backend import JsonBackend, backend
+from s3p_codec.rustlog._limits import LENGTH_FIELD_SIZE, Limits
+from s3p_codec.rustlog._wire import HEADER, check_length, decode_payload
 
 __all__ = ["Observer"]
 
@@ -91,7 +91,7 @@ class Observer(Checkpointable):
     ) -> None:
         self._limits = limits if limits is not None else Limits()
         self._json = backend(json)
-        self._context = schema.Context(self._limits, self._json.exact_integers)
+        self._context = _schema.Context(self._limits, self._json.exact_integers)
         self._streams = {direction: _Stream() for direction in Direction}
         # Unanswered requests: (pair id or None, the response type that answers it, or None
         # for a request lost in a gap, which any response may answer).
@@ -213,8 +213,8 @@ class Observer(Checkpointable):
 
     def _decoders(self, direction: Direction) -> dict[str, Callable[[dict[str, Any], Any], Any]]:
         if direction is Direction.CLIENT_TO_SERVER:
-            return schema.REQUEST_DECODERS
-        return schema.RESPONSE_DECODERS
+            return _schema.REQUEST_DECODERS
+        return _schema.RESPONSE_DECODERS
 
     def _decode(self, direction: Direction, payload: bytes) -> Event:
         kind = "request" if direction is Direction.CLIENT_TO_SERVER else "response"
