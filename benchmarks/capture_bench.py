@@ -27,7 +27,7 @@ segments, with handshakes and FINs), then in one run:
   the clock starts here (the figures above include importing them).
 
 With ``--url``: the same capture is also put in a bucket of an S3-compatible server started on
-127.0.0.1 (moto's standalone server, ``pip install 'moto[server]' s3fs``), and ``s3p-codec decode
+127.0.0.1 (moto's standalone server, ``pip install 'moto[server]' s3fs`` for the upload), and ``s3p-codec decode
 FILE --format jsonl`` and ``s3p-codec decode s3://... --format jsonl`` (and ``decode_files`` of
 each) run in fresh processes, interleaved, best of ``--rounds``: their times, the ratio (target:
 1.3x at most) and each peak RSS (target: the same). The server runs in this process, so its CPU
@@ -348,19 +348,18 @@ print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_m
 
 _GETS_CHILD = """
 import sys, time
-import fsspec
-from s3p_codec.capture._remote import BLOCK_SIZE
-fs, inner = fsspec.core.url_to_fs(sys.argv[1])
-size = fs.size(inner)
+from s3p_codec.capture._remote import BLOCK_SIZE, _store
+store = _store(sys.argv[1])
+handle = store.fs.open_input_file(store.path)
+size = handle.size()
 start = time.perf_counter()
 for at in range(0, size, BLOCK_SIZE):
-    fs.cat_file(inner, start=at, end=min(at + BLOCK_SIZE, size))
+    handle.read_at(min(BLOCK_SIZE, size - at), at)
 ranged = time.perf_counter() - start
 start = time.perf_counter()
-fs.cat_file(inner)
+handle.read_at(size, 0)
 print(ranged, time.perf_counter() - start)
 """
-
 
 
 def _child_figures(code: str, url: str, env: dict[str, str]) -> list[str]:
@@ -419,7 +418,7 @@ def url_mode(path: Path, rounds: int) -> None:
                       f"cpu {cpu:6.2f} s  peak RSS {peak / 1024:5.0f} MiB")  # fmt: skip
             print(f"    ratio     : {s3_fig[0] / file_fig[0]:.2f}x the local time (target <= 1.3x),"
                   f" peak RSS {(s3_fig[2] - file_fig[2]) / 1024:+.0f} MiB")  # fmt: skip
-        print(f"  opening the store alone (import s3fs, make the client, one HEAD): "
+        print(f"  opening the store alone (import pyarrow.fs, make the client, one HEAD): "
               f"{opening[0]:.2f} s, peak RSS {opening[1] / 1024:.0f} MiB")  # fmt: skip
         print(f"  the server alone: the object in {_block_size() >> 20} MiB ranged GETs one after "
               f"the other {gets[0]:.2f} s, in one GET {gets[1]:.2f} s")  # fmt: skip

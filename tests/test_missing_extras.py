@@ -68,8 +68,13 @@ def _raises_missing_extra(hidden: list[str], call: str, extra: str) -> None:
             "parquet",
         ),
         (
-            ["fsspec"],
+            ["pyarrow"],
             "from s3p_codec import capture; list(capture.decode_files(['s3://b/cap.pcap']))",
+            "remote",
+        ),
+        (
+            ["fsspec"],
+            "from s3p_codec import capture; list(capture.decode_files(['memory://b/cap.pcap']))",
             "remote",
         ),
         (
@@ -79,7 +84,7 @@ def _raises_missing_extra(hidden: list[str], call: str, extra: str) -> None:
             "webhooks",
         ),
     ],
-    ids=["orjson", "zstd", "pandas", "pyarrow", "fsspec", "cryptography"],
+    ids=["orjson", "zstd", "pandas", "pyarrow", "pyarrow-s3", "fsspec-other", "cryptography"],
 )
 def test_a_missing_package_raises_missing_extra(hidden: list[str], call: str, extra: str) -> None:
     _raises_missing_extra(hidden, call, extra)
