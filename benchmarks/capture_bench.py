@@ -26,11 +26,12 @@ segments, with handshakes and FINs), then in one run:
   rows), and the rest, which is building the rows. The protocol packages are imported before
   the clock starts here (the figures above include importing them).
 
-With ``--url``: the same capture is also put in a bucket of an S3-compatible server started on
-127.0.0.1 (moto's standalone server, ``pip install 'moto[server]' s3fs`` for the upload), and ``s3p-codec decode
-FILE --format jsonl`` and ``s3p-codec decode s3://... --format jsonl`` (and ``decode_files`` of
-each) run in fresh processes, interleaved, best of ``--rounds``: their times, the ratio (target:
-1.3x at most) and each peak RSS (target: the same). The server runs in this process, so its CPU
+With ``--url``: the same capture is also put in a bucket of an S3-compatible server started
+on 127.0.0.1 (moto's standalone server; ``pip install 'moto[server]' s3fs`` for it and the
+upload), and ``s3p-codec decode FILE --format jsonl`` and ``s3p-codec decode s3://...
+--format jsonl`` (and ``decode_files`` of each) run in fresh processes, interleaved, best of
+``--rounds``: their times, the ratio (target: 1.3x at most) and each peak RSS (target: the
+same). The server runs in this process, so its CPU
 is counted by neither child but shares the machine with them, as a store's network would not.
 
 Memory is meant to follow the largest open flow, not the file: the peak RSS is printed for two
