@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 with atheris.instrument_imports():
     from s3p_codec import Direction, LocalProtocolError, RemoteProtocolError, Role, pravega
-    from s3p_codec.pravega.wire import decode_payload, encode_payload
+    from s3p_codec.pravega._wire import decode_payload, encode_payload
 
 from _harness import main, step_for
 

@@ -47,9 +47,9 @@ real code decodes to ``Opaque`` with the code's name, and an undefined code is a
 packages; the nested EVENT command is ``EventCommand``.
 """
 
-from s3p_codec.pravega.appends import DEFAULT_BLOCK_SIZE
-from s3p_codec.pravega.connection import Connection, ConnectionState
-from s3p_codec.pravega.events import (
+from s3p_codec.pravega._appends import DEFAULT_BLOCK_SIZE
+from s3p_codec.pravega._connection import Connection
+from s3p_codec.pravega._events import (
     NULL_EVENT_NUMBER,
     OLDEST_COMPATIBLE_VERSION,
     WIRE_VERSION,
@@ -96,9 +96,10 @@ from s3p_codec.pravega.events import (
     TruncateSegment,
     WrongHost,
 )
-from s3p_codec.pravega.limits import Limits
-from s3p_codec.pravega.observer import Observer
-from s3p_codec.pravega.wire import MAX_FRAME, encode
+from s3p_codec.pravega._limits import Limits
+from s3p_codec.pravega._observer import Observer
+from s3p_codec.pravega._state import ConnectionState
+from s3p_codec.pravega._wire import MAX_FRAME, encode
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",

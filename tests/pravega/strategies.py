@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from s3p_codec import pravega
-from s3p_codec.pravega.events import REPLIES, REQUESTS, TYPED
+from s3p_codec.pravega._events import REPLIES, REQUESTS, TYPED
 
 _KINDS: dict[str, st.SearchStrategy[Any]] = {
     "long": st.integers(-(1 << 63), (1 << 63) - 1),

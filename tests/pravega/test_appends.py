@@ -109,7 +109,7 @@ def test_event_exactly_filling_the_rest_goes_whole_into_partial_event() -> None:
 
 
 def _decode_end(payload: bytes) -> p.AppendBlockEnd:
-    from s3p_codec.pravega.wire import decode_payload
+    from s3p_codec.pravega._wire import decode_payload
 
     event = decode_payload(p.CommandType.APPEND_BLOCK_END, payload)
     assert isinstance(event, p.AppendBlockEnd)

@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 from s3p_codec import pravega as p
-from s3p_codec.pravega.events import REPLIES, REQUESTS, TYPED
+from s3p_codec.pravega._events import REPLIES, REQUESTS, TYPED
 
 # The codes the protocol decisions list, each of which must be a typed event with its real layout.
 NOTES_CODES = {

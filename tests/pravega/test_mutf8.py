@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from s3p_codec.pravega import mutf8
-from s3p_codec.pravega.mutf8 import MUTF8Error, decode, encode
+from s3p_codec.pravega._mutf8 import MAX_UTF_BYTES, MUTF8Error, decode, encode
 
 
 def test_ascii_is_one_byte_per_character() -> None:
@@ -111,7 +110,7 @@ def test_lenient_encode_writes_a_lone_surrogate_like_java() -> None:
 
 
 def test_65535_bytes_is_the_limit() -> None:
-    assert len(encode("a" * 65535)) == mutf8.MAX_UTF_BYTES
+    assert len(encode("a" * 65535)) == MAX_UTF_BYTES
     assert len(encode("é" * 32767 + "a")) == 65535
     with pytest.raises(MUTF8Error, match="65535"):
         encode("a" * 65536)

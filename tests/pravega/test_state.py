@@ -1,23 +1,23 @@
-"""Pravega's state table (``pravega/state.py``): every state reachable, the final ones closed."""
+"""Pravega's state table (``pravega/_state.py``): every state reachable, the final ones closed."""
 
 from __future__ import annotations
 
 import pytest
 
 from s3p_codec import NEED_DATA, RemoteProtocolError, Role, pravega
-from s3p_codec.pravega import connection, state
-from s3p_codec.pravega.state import TRANSITIONS, ConnectionState
+from s3p_codec.pravega import _state
+from s3p_codec.pravega._state import TRANSITIONS, ConnectionState
 from tests.state_support import check_table
 
 S = ConnectionState
 
 
 def test_the_table_reaches_every_state_and_errors_and_closes_for_good() -> None:
-    check_table(state, final={S.ERROR, S.CLOSED})
+    check_table(_state, final={S.ERROR, S.CLOSED})
 
 
-def test_the_old_import_path_names_the_same_enum() -> None:
-    assert pravega.ConnectionState is connection.ConnectionState is ConnectionState
+def test_the_package_exports_the_tables_enum() -> None:
+    assert pravega.ConnectionState is ConnectionState
 
 
 def test_a_connection_moves_by_the_table() -> None:

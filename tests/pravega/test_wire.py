@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role
 from s3p_codec import pravega as p
-from s3p_codec.pravega.wire import decode_payload, encode_frame, parse_events
+from s3p_codec.pravega._wire import decode_payload, encode_frame, parse_events
 from tests.pravega.strategies import ALL_TYPED, any_command, command, opaque_reply
 
 W = uuid.UUID("01234567-89ab-cdef-fedc-ba9876543210")

@@ -41,8 +41,8 @@ from s3p_codec._core import (
 )
 from s3p_codec._core.checkpoint import Checkpointable
 from s3p_codec._core.pending import MAX_PENDING, PendingBound
-from s3p_codec.pravega.appends import BlockReader
-from s3p_codec.pravega.events import (
+from s3p_codec.pravega._appends import BlockReader
+from s3p_codec.pravega._events import (
     REPLIES,
     REQUESTS,
     TYPED,
@@ -58,8 +58,8 @@ from s3p_codec.pravega.events import (
     PartialEvent,
     SetupAppend,
 )
-from s3p_codec.pravega.limits import Limits
-from s3p_codec.pravega.wire import HEADER, HEADER_SIZE, decode_payload
+from s3p_codec.pravega._limits import Limits
+from s3p_codec.pravega._wire import HEADER, HEADER_SIZE, decode_payload
 
 __all__ = ["Observer"]
 

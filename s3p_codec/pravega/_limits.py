@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from s3p_codec.pravega.wire import MAX_FRAME
+from s3p_codec.pravega._wire import MAX_FRAME
 
 __all__ = ["MAX_FRAME", "Limits"]
 

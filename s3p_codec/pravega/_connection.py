@@ -23,7 +23,7 @@ connection, and a segment store acknowledges cumulatively): an ``AppendSetup`` o
 ``DataAppended`` for a writer never set up here, a ``DataAppended`` for an event number never
 sent, or one lower than an earlier acknowledgement of the same writer is ``INVALID_APPEND``.
 
-Every legal state change is in one table, ``pravega.state.TRANSITIONS``.
+Every legal state change is in one table, ``pravega._state.TRANSITIONS``.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from s3p_codec._core import (
     drain,
     finished,
 )
-from s3p_codec.pravega.appends import DEFAULT_BLOCK_SIZE, BlockReader, BlockWriter
-from s3p_codec.pravega.events import (
+from s3p_codec.pravega._appends import DEFAULT_BLOCK_SIZE, BlockReader, BlockWriter
+from s3p_codec.pravega._events import (
     OLDEST_COMPATIBLE_VERSION,
     REPLIES,
     REQUESTS,
@@ -67,11 +67,11 @@ from s3p_codec.pravega.events import (
     SetupAppend,
     _Command,
 )
-from s3p_codec.pravega.limits import Limits
-from s3p_codec.pravega.state import TRANSITIONS, ConnectionState, Trigger
-from s3p_codec.pravega.wire import HEADER, HEADER_SIZE, decode_payload, encode
+from s3p_codec.pravega._limits import Limits
+from s3p_codec.pravega._state import TRANSITIONS, ConnectionState, Trigger
+from s3p_codec.pravega._wire import HEADER, HEADER_SIZE, decode_payload, encode
 
-__all__ = ["Connection", "ConnectionState", "Limits"]  # Limits lives in ``limits``: kept importable
+__all__ = ["Connection"]
 
 _BLOCK_FRAMES = (AppendBlock, AppendBlockEnd, PartialEvent, Padding, EventCommand)
 _CODES = {int(member): member for member in CommandType}
@@ -87,7 +87,8 @@ class Connection:
 
     ``block_size`` is the client block writer's block size (0: one block per event); it is
     lowered if a block of that size would not fit ``limits.max_frame``.
-    ``strict_strings`` picks strict (default) or lenient modified UTF-8 (see ``mutf8``).
+    ``strict_strings`` picks strict (default) or lenient modified UTF-8: strict accepts only what
+    Java's ``writeUTF`` writes, lenient what its ``readUTF`` reads.
     ``check_acks=False`` lets a client-role connection read acknowledgements of appends it did
     not send itself (a proxy, or a test tool that writes requests as raw bytes).
     """

@@ -31,7 +31,7 @@ from __future__ import annotations
 import uuid
 
 from s3p_codec._core import LocalProtocolError, RemoteProtocolError
-from s3p_codec.pravega.events import (
+from s3p_codec.pravega._events import (
     Append,
     AppendBlock,
     AppendBlockEnd,
@@ -41,7 +41,7 @@ from s3p_codec.pravega.events import (
     ErrorCode,
     SetupAppend,
 )
-from s3p_codec.pravega.wire import HEADER, HEADER_SIZE, encode, parse_events
+from s3p_codec.pravega._wire import HEADER, HEADER_SIZE, encode, parse_events
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "BlockReader", "BlockWriter"]
 

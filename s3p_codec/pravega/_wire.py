@@ -19,8 +19,8 @@ import uuid
 from typing import Any, cast
 
 from s3p_codec._core import LocalProtocolError, RemoteProtocolError
-from s3p_codec.pravega import mutf8
-from s3p_codec.pravega.events import (
+from s3p_codec.pravega import _mutf8
+from s3p_codec.pravega._events import (
     TYPED,
     Command,
     CommandType,
@@ -95,8 +95,8 @@ def _put(kind: str, name: str, value: Any, out: list[bytes], strict: bool) -> No
         if type(value) is not str:
             raise _bad(f"{name}={value!r} is not a str")
         try:
-            data = mutf8.encode(value, strict=strict)
-        except mutf8.MUTF8Error as exc:
+            data = _mutf8.encode(value, strict=strict)
+        except _mutf8.MUTF8Error as exc:
             raise LocalProtocolError(f"{name}: {exc}", code=ErrorCode.BAD_STRING) from None
         out.append(_USHORT.pack(len(data)))
         out.append(data)
@@ -167,8 +167,8 @@ def _read_str(payload: bytes, pos: int, strict: bool) -> tuple[str, int]:
         raise _Short
     raw = payload[pos + 2 : end]
     try:
-        return mutf8.decode(raw, strict=strict), end
-    except mutf8.MUTF8Error as exc:
+        return _mutf8.decode(raw, strict=strict), end
+    except _mutf8.MUTF8Error as exc:
         raise RemoteProtocolError(f"string at {pos}: {exc}", code=ErrorCode.BAD_STRING) from None
 
 
