@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import zstandard
 
 from s3p_codec import Role, s2s
-from s3p_codec.s2s import proto
-from s3p_codec.s2s.compression import Compression, compress
-from s3p_codec.s2s.wire import encode_frame
+from s3p_codec.s2s import _proto as proto
+from s3p_codec.s2s._compression import Compression, compress
+from s3p_codec.s2s._wire import encode_frame
 from tests.s2s import s2_pb as pb
 
 

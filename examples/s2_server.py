@@ -69,9 +69,9 @@ import zstandard
 
 from examples import _cli, _policy
 from s3p_codec import RemoteProtocolError, Role, s2s
+from s3p_codec.s2s import _proto as proto
 from s3p_codec.s2s import http as s2s_http
-from s3p_codec.s2s import proto
-from s3p_codec.s2s.compression import decompress as s2s_decompress
+from s3p_codec.s2s._compression import decompress as s2s_decompress
 
 __all__ = ["Basin", "Server", "ServerLimits", "Store", "Stream", "main", "serve"]
 

@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 with atheris.instrument_imports():
     from s3p_codec import Direction, RemoteProtocolError, Role, s2s
-    from s3p_codec.s2s import proto
-    from s3p_codec.s2s.compression import Compression, decompress
+    from s3p_codec.s2s import _proto as proto
+    from s3p_codec.s2s._compression import Compression, decompress
 
 from _harness import main, step_for
 
@@ -81,7 +81,7 @@ def _decode(data: bytes, which: int) -> None:
         message = decoder(data)
     except RemoteProtocolError as exc:
         _check(exc)
-        # The one known divergence (see s2s.proto): upb keeps the low 64 bits of an
+        # The one known divergence (see s2s._proto): upb keeps the low 64 bits of an
         # overflowing 10-byte varint; we refuse it, as prost and protobuf-go do.
         if runtime is not None and _OVERFLOW not in exc.message:
             raise AssertionError(f"the protobuf runtime accepts what we refuse: {exc}") from exc

@@ -10,21 +10,16 @@
 ``s2s.Observer`` decodes captured HTTP/1.1 or cleartext HTTP/2 exchanges that carry S2S bodies.
 """
 
-from s3p_codec.s2s.compression import Compression, negotiate
-from s3p_codec.s2s.connection import (
-    Connection,
-    ConnectionState,
-    Session,
-    terminal_error,
-)
-from s3p_codec.s2s.errors import (
+from s3p_codec.s2s._compression import Compression, negotiate
+from s3p_codec.s2s._connection import Connection, Session, terminal_error
+from s3p_codec.s2s._errors import (
     AppendConditionFailed,
     ReadUnwritten,
     SessionTerminated,
     Status,
     status_of,
 )
-from s3p_codec.s2s.events import (
+from s3p_codec.s2s._events import (
     AppendAck,
     AppendInput,
     AppendRecord,
@@ -39,15 +34,16 @@ from s3p_codec.s2s.events import (
     Terminal,
     metered_bytes,
 )
+from s3p_codec.s2s._http1 import EndOfBody, Http1Connection
+from s3p_codec.s2s._limits import MAX_FRAME_LENGTH, Limits
+from s3p_codec.s2s._observer import Observer
+from s3p_codec.s2s._state import ConnectionState
 from s3p_codec.s2s.http import (
     ErrorResponse,
     ReadQuery,
     SessionRequest,
     SessionResponse,
 )
-from s3p_codec.s2s.http1 import EndOfBody, Http1Connection
-from s3p_codec.s2s.limits import MAX_FRAME_LENGTH, Limits
-from s3p_codec.s2s.observer import Observer
 
 __all__ = [
     "MAX_FRAME_LENGTH",

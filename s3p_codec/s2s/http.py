@@ -21,11 +21,11 @@ import attrs
 
 from s3p_codec._core import LocalProtocolError, RemoteProtocolError
 from s3p_codec._core.convert import as_tuple
-from s3p_codec.s2s.compression import Compression, negotiate
-from s3p_codec.s2s.connection import Session, terminal_error
-from s3p_codec.s2s.errors import SessionTerminated, status_of
-from s3p_codec.s2s.events import ErrorCode, Terminal
-from s3p_codec.s2s.wire import decode_terminal, terminal_body
+from s3p_codec.s2s._compression import Compression, negotiate
+from s3p_codec.s2s._connection import Session, terminal_error
+from s3p_codec.s2s._errors import SessionTerminated, status_of
+from s3p_codec.s2s._events import ErrorCode, Terminal
+from s3p_codec.s2s._wire import decode_terminal, terminal_body
 
 __all__ = [
     "CONTENT_TYPE",

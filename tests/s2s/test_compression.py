@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s3p_codec import RemoteProtocolError, Role, s2s
-from s3p_codec.s2s.compression import Compression, compress, decompress, negotiate
-from s3p_codec.s2s.proto import encode_read_batch
+from s3p_codec.s2s._compression import Compression, compress, decompress, negotiate
+from s3p_codec.s2s._proto import encode_read_batch
 
 CAP = 2 * 1024 * 1024 - 1
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role, s2s
 from s3p_codec._core import Connection as ConnectionProtocol
-from s3p_codec.s2s.compression import Compression
+from s3p_codec.s2s._compression import Compression
 from tests.s2s.strategies import (
     acks_for,
     append_inputs,
@@ -153,8 +153,8 @@ def test_client_rejects_a_wrong_count_or_backwards_ack() -> None:
 
 
 def _frame_of_ack(ack: s2s.AppendAck) -> bytes:
-    from s3p_codec.s2s.proto import encode_append_ack
-    from s3p_codec.s2s.wire import encode_frame
+    from s3p_codec.s2s._proto import encode_append_ack
+    from s3p_codec.s2s._wire import encode_frame
 
     return encode_frame(encode_append_ack(ack))
 

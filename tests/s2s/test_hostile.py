@@ -18,10 +18,10 @@ import zstandard
 import s3p_codec
 from s3p_codec import Direction, RemoteProtocolError, Role, s2s
 from s3p_codec._extras import MissingExtra
-from s3p_codec.s2s import compression
-from s3p_codec.s2s.compression import Codec, Compression, decompress
-from s3p_codec.s2s.events import ErrorCode
-from s3p_codec.s2s.wire import encode_frame
+from s3p_codec.s2s import _compression as compression
+from s3p_codec.s2s._compression import Codec, Compression, decompress
+from s3p_codec.s2s._events import ErrorCode
+from s3p_codec.s2s._wire import encode_frame
 
 EMPTY_RECORDS = b"\x0a\x00" * 1_000_000  # a million empty records: field 1, length 0
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from s3p_codec import LocalProtocolError, RemoteProtocolError, s2s
 from s3p_codec.s2s import http
-from s3p_codec.s2s.compression import Compression
+from s3p_codec.s2s._compression import Compression
 
 
 def test_append_request_is_post_records_with_s2s_proto() -> None:

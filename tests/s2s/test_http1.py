@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role, s2s
 from s3p_codec._core import Connection as ConnectionProtocol
-from s3p_codec.s2s.compression import Compression
+from s3p_codec.s2s._compression import Compression
 
 POS = s2s.StreamPosition
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from s3p_codec import Direction, Role, s2s
 from s3p_codec._core import Observed, ObservedError, ObservedGap
 from s3p_codec._core import Observer as ObserverProtocol
-from s3p_codec.s2s.compression import Compression
+from s3p_codec.s2s._compression import Compression
 from tests.observer_support import Damage, damaged_decoding, damages, interleaved, pieces
 
 C2S, S2C = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
@@ -210,6 +210,6 @@ def test_requests_piled_behind_an_unanswered_one_are_bounded_by_max_waiting() ->
 
 
 def test_max_waiting_defaults_to_64_mib() -> None:
-    from s3p_codec.s2s.observer import MAX_WAITING
+    from s3p_codec.s2s._observer import MAX_WAITING
 
     assert MAX_WAITING == 64 << 20

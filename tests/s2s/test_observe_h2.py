@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from s3p_codec import Direction, Role, s2s
 from s3p_codec._core import Observed, ObservedError, ObservedGap
 from s3p_codec._core import Observer as ObserverProtocol
-from s3p_codec.s2s.observer_h2 import MAX_RESET_STREAMS, PREFACE, Http2ErrorCode, Http2Observer
+from s3p_codec.s2s._observer_h2 import MAX_RESET_STREAMS, PREFACE, Http2ErrorCode, Http2Observer
 from tests.observer_support import Damage, damaged_decoding, damages, interleaved, pieces
 
 C2S, S2C = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
@@ -540,7 +540,7 @@ def test_header_blocks_and_open_sessions_are_bounded() -> None:
 
 
 def test_without_hpack_http2_is_reported_not_crashed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "s3p_codec.s2s.observer_h2")
+    monkeypatch.delitem(sys.modules, "s3p_codec.s2s._observer_h2")
     monkeypatch.setitem(sys.modules, "hpack", None)  # makes ``import hpack`` fail
     observer = s2s.Observer()
     out = observer.observe(C2S, _handmade([]))

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s3p_codec import LocalProtocolError, RemoteProtocolError, s2s
-from s3p_codec.s2s import proto
+from s3p_codec.s2s import _proto as proto
 from tests.s2s import s2_pb as pb
 from tests.s2s.strategies import (
     U64,

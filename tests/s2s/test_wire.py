@@ -8,8 +8,8 @@ import pytest
 
 from s3p_codec import NEED_DATA, RemoteProtocolError, Role, s2s
 from s3p_codec._core import LocalProtocolError, ReceiveBuffer
-from s3p_codec.s2s.compression import Compression
-from s3p_codec.s2s.wire import decode_terminal, encode_frame, encode_terminal, read_frame
+from s3p_codec.s2s._compression import Compression
+from s3p_codec.s2s._wire import decode_terminal, encode_frame, encode_terminal, read_frame
 
 TWO_MIB = 2 * 1024 * 1024
 

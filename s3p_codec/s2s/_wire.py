@@ -16,8 +16,8 @@ import json
 import attrs
 
 from s3p_codec._core import LocalProtocolError, ReceiveBuffer, RemoteProtocolError
-from s3p_codec.s2s.compression import Compression
-from s3p_codec.s2s.events import ErrorCode, StreamPosition, Terminal
+from s3p_codec.s2s._compression import Compression
+from s3p_codec.s2s._events import ErrorCode, StreamPosition, Terminal
 
 __all__ = [
     "FLAG_RECONNECT_ADVISED",

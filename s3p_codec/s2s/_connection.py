@@ -18,7 +18,7 @@ connection is final; a sent one makes later ``send`` calls fail. A draining serv
 "reconnect advised" flag (``advise_reconnect()``); the client reports it once as
 ``ReconnectAdvised``. "A normal end of session has no terminal frame: the HTTP body just ends";
 leftover bytes of an incomplete frame at that point are an error. Every legal state change is
-in one table, ``s2s.state.TRANSITIONS``.
+in one table, ``s2s._state.TRANSITIONS``.
 """
 
 from __future__ import annotations
@@ -39,15 +39,15 @@ from s3p_codec._core import (
     finished,
 )
 from s3p_codec._core.extras import MissingExtra
-from s3p_codec.s2s import proto
-from s3p_codec.s2s.compression import Codec, Compression, zstd_available
-from s3p_codec.s2s.errors import (
+from s3p_codec.s2s import _proto
+from s3p_codec.s2s._compression import Codec, Compression, zstd_available
+from s3p_codec.s2s._errors import (
     AppendConditionFailed,
     ReadUnwritten,
     SessionTerminated,
     status_of,
 )
-from s3p_codec.s2s.events import (
+from s3p_codec.s2s._events import (
     AppendAck,
     AppendInput,
     ErrorCode,
@@ -58,11 +58,11 @@ from s3p_codec.s2s.events import (
     Terminal,
     metered_bytes,
 )
-from s3p_codec.s2s.limits import Limits
-from s3p_codec.s2s.state import TRANSITIONS, ConnectionState, Trigger
-from s3p_codec.s2s.wire import RawFrame, decode_terminal, encode_frame, encode_terminal, read_frame
+from s3p_codec.s2s._limits import Limits
+from s3p_codec.s2s._state import TRANSITIONS, ConnectionState, Trigger
+from s3p_codec.s2s._wire import RawFrame, decode_terminal, encode_frame, encode_terminal, read_frame
 
-__all__ = ["Connection", "ConnectionState", "Session", "terminal_error"]
+__all__ = ["Connection", "Session", "terminal_error"]
 
 
 class Session(enum.Enum):
@@ -221,13 +221,13 @@ class Connection:
                 return self._send_ack(event)
         elif self._role is Role.SERVER:
             if type(event) is ReadBatch:
-                proto.validate_read_batch(event)
+                _proto.validate_read_batch(event)
                 if not event.records and event.tail is None:
                     raise self._local("a ReadBatch with no records must carry a tail")
-                return self._frame(proto.encode_read_batch(event))
+                return self._frame(_proto.encode_read_batch(event))
             if type(event) is Heartbeat:
-                proto.check_position(event.tail, "Heartbeat.tail")
-                return self._frame(proto.encode_read_batch(ReadBatch((), event.tail)))
+                _proto.check_position(event.tail, "Heartbeat.tail")
+                return self._frame(_proto.encode_read_batch(ReadBatch((), event.tail)))
         raise self._local(
             f"a {self._role.value} of a {self._session.value} session cannot send "
             f"{type(event).__name__}"
@@ -344,11 +344,11 @@ class Connection:
         return None
 
     def _send_input(self, event: AppendInput) -> bytes:
-        proto.validate_append_input(event)
+        _proto.validate_append_input(event)
         problem = self._check_input_counts(event)
         if problem:
             raise self._local(problem)
-        data = self._frame(proto.encode_append_input(event))
+        data = self._frame(_proto.encode_append_input(event))
         self._unacked.append(len(event.records))
         return data
 
@@ -367,11 +367,11 @@ class Connection:
         return None
 
     def _send_ack(self, event: AppendAck) -> bytes:
-        proto.validate_append_ack(event)
+        _proto.validate_append_ack(event)
         problem = self._check_ack(event)
         if problem:
             raise self._local(problem)
-        data = self._frame(proto.encode_append_ack(event))
+        data = self._frame(_proto.encode_append_ack(event))
         self._unacked.popleft()
         self._last_ack_end = event.end.seq_num
         return data
@@ -397,13 +397,13 @@ class Connection:
         event: Event
         if self._session is Session.APPEND:
             if self._role is Role.SERVER:
-                event = proto.decode_append_input(payload, self._limits.max_records_per_append)
+                event = _proto.decode_append_input(payload, self._limits.max_records_per_append)
                 problem = self._check_input_counts(event)
                 if problem:
                     raise RemoteProtocolError(problem, code=ErrorCode.INVALID)
                 self._unacked.append(len(event.records))
             else:
-                event = proto.decode_append_ack(payload)
+                event = _proto.decode_append_ack(payload)
                 if not self._passive:
                     problem = self._check_ack(event)
                     if problem:
@@ -411,7 +411,7 @@ class Connection:
                     self._unacked.popleft()
                     self._last_ack_end = event.end.seq_num
         elif self._role is Role.CLIENT:
-            batch = proto.decode_read_batch(payload, self._limits.max_records_per_batch)
+            batch = _proto.decode_read_batch(payload, self._limits.max_records_per_batch)
             if batch.records:
                 event = batch
             elif batch.tail is not None:

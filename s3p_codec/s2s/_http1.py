@@ -34,9 +34,11 @@ from s3p_codec._core import (
     finished,
 )
 from s3p_codec._core.h11input import H11Input
-from s3p_codec.s2s.connection import Connection, ConnectionState, Session
-from s3p_codec.s2s.errors import SessionTerminated
-from s3p_codec.s2s.events import AppendInput, ErrorCode, Event, Terminal
+from s3p_codec.s2s._connection import Connection, Session
+from s3p_codec.s2s._errors import SessionTerminated
+from s3p_codec.s2s._events import AppendInput, ErrorCode, Event, Terminal
+from s3p_codec.s2s._limits import Limits
+from s3p_codec.s2s._state import ConnectionState
 from s3p_codec.s2s.http import (
     ErrorResponse,
     SessionRequest,
@@ -47,7 +49,6 @@ from s3p_codec.s2s.http import (
     error_response,
     parse_request,
 )
-from s3p_codec.s2s.limits import Limits
 
 __all__ = ["EndOfBody", "Http1Connection", "Http1Event", "Http1SendEvent"]
 

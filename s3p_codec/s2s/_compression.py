@@ -23,8 +23,8 @@ from typing import Any
 
 from s3p_codec._core import RemoteProtocolError
 from s3p_codec._core.extras import MissingExtra
-from s3p_codec.s2s.events import ErrorCode
-from s3p_codec.s2s.limits import MAX_ZSTD_WINDOW
+from s3p_codec.s2s._events import ErrorCode
+from s3p_codec.s2s._limits import MAX_ZSTD_WINDOW
 
 __all__ = [
     "MAX_ZSTD_WINDOW",

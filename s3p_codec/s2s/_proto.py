@@ -32,7 +32,7 @@ encoder writes such a varint.
 from __future__ import annotations
 
 from s3p_codec._core import LocalProtocolError, RemoteProtocolError
-from s3p_codec.s2s.events import (
+from s3p_codec.s2s._events import (
     AppendAck,
     AppendInput,
     AppendRecord,

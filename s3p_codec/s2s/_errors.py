@@ -13,10 +13,10 @@ import enum
 from typing import TYPE_CHECKING
 
 from s3p_codec._core import RemoteProtocolError
-from s3p_codec.s2s.events import ErrorCode  # with the events, as in the other protocol packages
+from s3p_codec.s2s._events import ErrorCode  # with the events, as in the other protocol packages
 
 if TYPE_CHECKING:
-    from s3p_codec.s2s.events import StreamPosition, Terminal
+    from s3p_codec.s2s._events import StreamPosition, Terminal
 
 __all__ = [
     "AppendConditionFailed",

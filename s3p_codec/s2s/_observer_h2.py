@@ -76,10 +76,10 @@ from s3p_codec._core import (
     Role,
 )
 from s3p_codec._core.checkpoint import Checkpointable
-from s3p_codec.s2s.bodymap import MAX_ERROR_BODY, BodyFrames, Output, error_response
-from s3p_codec.s2s.connection import Connection
+from s3p_codec.s2s._bodymap import MAX_ERROR_BODY, BodyFrames, Output, error_response
+from s3p_codec.s2s._connection import Connection
+from s3p_codec.s2s._limits import Limits
 from s3p_codec.s2s.http import SessionRequest, check_response, parse_request
-from s3p_codec.s2s.limits import Limits
 
 __all__ = [
     "MAX_HEADER_BLOCK",

@@ -4,7 +4,7 @@ One ``Observer`` per TCP connection, fed both directions. It picks the HTTP vers
 first bytes the client sent: the HTTP/2 connection preface
 (``PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n``, what the official SDKs send to an ``http://``
 endpoint) hands the connection to
-``observer_h2.Http2Observer`` (which needs the ``hpack`` package, in the ``capture`` extra);
+``_observer_h2.Http2Observer`` (which needs the ``hpack`` package, in the ``capture`` extra);
 anything else is HTTP/1.1, decoded here. The server's bytes wait until the client's decide.
 Without any client bytes (the client's side lost or silent), a server side that opens with a
 SETTINGS frame is taken for HTTP/2.
@@ -30,7 +30,7 @@ refuses does not depend on the chunking either. A
 message. Chunked transfer encoding puts framing bytes between the TCP bytes and the frames, so
 each h11 ``Data`` event is located on the wire (its bytes are the last ones consumed) and an
 S2S frame's body positions (``Connection.position``) are mapped through those pieces
-(``s2s.bodymap.BodyFrames``): a frame
+(``s2s._bodymap.BodyFrames``): a frame
 spans exactly its own bytes, chunk framing around it belongs to no event. A
 ``ReconnectAdvised`` is a flag of the frame before it and reports that frame's range.
 
@@ -56,14 +56,14 @@ from s3p_codec._core import (
 )
 from s3p_codec._core.checkpoint import Checkpointable
 from s3p_codec._core.h11input import BODY_FEED_STEP, FEED_STEP, H11Feed
-from s3p_codec.s2s.bodymap import MAX_ERROR_BODY, BodyFrames, ObserverEvent, error_response
-from s3p_codec.s2s.bodymap import Output as _Output
-from s3p_codec.s2s.connection import Connection
-from s3p_codec.s2s.events import ErrorCode
+from s3p_codec.s2s._bodymap import MAX_ERROR_BODY, BodyFrames, ObserverEvent, error_response
+from s3p_codec.s2s._bodymap import Output as _Output
+from s3p_codec.s2s._connection import Connection
+from s3p_codec.s2s._events import ErrorCode
 from s3p_codec.s2s.http import SessionRequest, check_response, parse_request
 
 if TYPE_CHECKING:
-    from s3p_codec.s2s.observer_h2 import Http2Observer
+    from s3p_codec.s2s._observer_h2 import Http2Observer
 
 __all__ = ["MAX_WAITING", "Observer", "ObserverEvent"]
 
@@ -148,7 +148,7 @@ class Observer(Checkpointable):
                 # even when the decoder's module was imported before.
                 import hpack  # noqa: F401, PLC0415
 
-                from s3p_codec.s2s.observer_h2 import Http2Observer  # noqa: PLC0415
+                from s3p_codec.s2s._observer_h2 import Http2Observer  # noqa: PLC0415
             except ImportError as exc:
                 self._inner = _Undecodable()
                 error = RemoteProtocolError(

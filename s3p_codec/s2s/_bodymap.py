@@ -2,7 +2,7 @@
 
 HTTP framing (chunk headers over HTTP/1.1, frame headers and other streams over HTTP/2) puts
 bytes between the TCP stream and the S2S frames of a body; both S2S Observers (HTTP/1.1 in
-``observer``, HTTP/2 in ``observer_h2``) hand each piece of body to ``BodyFrames``, which feeds
+``_observer``, HTTP/2 in ``_observer_h2``) hand each piece of body to ``BodyFrames``, which feeds
 an ``s2s.Connection`` and maps a frame's body positions (``Connection.position``) back to stream
 offsets through a ``BodyMap``. What else both Observers share lives here too: the events they
 yield and the reading of a refused session's answer.
@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections import deque
 
 from s3p_codec._core import NEED_DATA, ObserverOutput
-from s3p_codec.s2s.connection import Connection, ConnectionState
-from s3p_codec.s2s.errors import SessionTerminated
-from s3p_codec.s2s.events import Event
+from s3p_codec.s2s._connection import Connection
+from s3p_codec.s2s._errors import SessionTerminated
+from s3p_codec.s2s._events import Event
+from s3p_codec.s2s._state import ConnectionState
 from s3p_codec.s2s.http import ErrorResponse, SessionRequest, SessionResponse, check_response
 
 __all__ = ["MAX_ERROR_BODY", "BodyFrames", "BodyMap", "ObserverEvent", "Output", "error_response"]
