@@ -43,6 +43,7 @@ __all__ = [
     "local_path",
     "open_input",
     "input_size",
+    "list_objects",
 ]
 
 BLOCK_SIZE = 8 << 20
@@ -171,19 +172,31 @@ def expand_url(pattern: str) -> list[str]:
     if not is_remote(pattern):
         return [pattern]
     try:
-        from pyarrow import fs as arrow_fs  # noqa: PLC0415
-
-        store = _store(pattern)
-        if glob.has_magic(store.path):
-            found = _glob(store, store.path)
-        elif pattern.endswith("/") or _is_directory(store):
-            listing = store.fs.get_file_info(arrow_fs.FileSelector(store.path.rstrip("/")))
-            found = [entry.path for entry in listing if entry.type == arrow_fs.FileType.File]
-        else:
-            return [pattern]
+        found = list_objects(pattern)
     except Exception:
         return [pattern]
-    return [store.url_of(path) for path in sorted(found)] or [pattern]
+    return sorted(url for url, _mtime in found) or [pattern]
+
+
+def list_objects(pattern: str) -> list[tuple[str, int]]:
+    """``(URL, modification time in ns)`` of each object ``pattern`` names (as
+    ``expand_url`` reads it), in no particular order; ``[]`` when none. Raises
+    ``RemoteInputError`` when the store refuses the listing."""
+    from pyarrow import fs as arrow_fs  # noqa: PLC0415
+
+    store = _store(pattern)
+    try:
+        if glob.has_magic(store.path):
+            infos = _glob(store, store.path)
+        elif pattern.endswith("/") or _is_directory(store):
+            listing = store.fs.get_file_info(arrow_fs.FileSelector(store.path.rstrip("/")))
+            infos = [entry for entry in listing if entry.type == arrow_fs.FileType.File]
+        else:
+            info = store.fs.get_file_info(store.path)
+            infos = [info] if info.type == arrow_fs.FileType.File else []
+    except Exception as exc:
+        raise RemoteInputError(pattern, _words(exc)) from None
+    return [(store.url_of(info.path), int(info.mtime_ns or 0)) for info in infos]
 
 
 def _is_directory(store: _Store) -> bool:
@@ -192,10 +205,10 @@ def _is_directory(store: _Store) -> bool:
     return bool(store.fs.get_file_info(store.path).type == arrow_fs.FileType.Directory)
 
 
-def _glob(store: _Store, pattern: str) -> list[str]:
-    """The object paths matching ``pattern``: the part before its first wildcard is listed
-    (recursively only when the wildcard is not in the last component), and each path is
-    matched component by component, as a shell glob matches files."""
+def _glob(store: _Store, pattern: str) -> list[Any]:
+    """The objects (Arrow ``FileInfo``) matching ``pattern``: the part before its first
+    wildcard is listed (recursively only when the wildcard is not in the last component), and
+    each path is matched component by component, as a shell glob matches files."""
     from pyarrow import fs as arrow_fs  # noqa: PLC0415
 
     parts = pattern.split("/")
@@ -213,7 +226,7 @@ def _glob(store: _Store, pattern: str) -> list[str]:
             continue
         names = entry.path[len(base) :].lstrip("/").split("/")
         if len(names) == len(wanted) and all(map(fnmatch.fnmatchcase, names, wanted)):
-            found.append(entry.path)
+            found.append(entry)
     return found
 
 

@@ -19,6 +19,7 @@ from s3p_codec.capture._remote import (
     input_size,
     is_remote,
     is_url,
+    list_objects,
     local_path,
     open_input,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "input_size",
     "is_remote",
     "is_url",
+    "list_objects",
     "local_path",
     "open_input",
     "unreadable_reason",

@@ -10,7 +10,8 @@ exactly once.
     query.awaitTermination()
 
 1. Spark's file source lists new capture files (``format("binaryFile")``, of which only the
-   path is read: the content column is pruned, so a file is never loaded whole); the JVM
+   path is read: the content column is pruned, so a file is never loaded whole), or, for a
+   URL, the query's own source lists new objects (``_object_source``); the JVM
    names each file's *capture set* (``capture_set``: the path without its digit runs, so the
    files of one ``tcpdump -C``/``-G`` rotation are one set);
 2. the paths are shuffled so that each capture set is in one partition, and one stateless
@@ -61,7 +62,7 @@ import pyarrow as pa
 
 from s3p_codec._core import SnapshotError, checkpoint
 from s3p_codec.capture import CaptureFileError, Limits, Row, capture_error_row, capture_order, lanes
-from s3p_codec.capture.inputs import open_input
+from s3p_codec.capture.inputs import is_remote, open_input
 from s3p_codec.capture.observe import FlowTable
 from s3p_codec.capture.scan import SegmentReader
 from s3p_codec.spark._snapshots import SnapshotChain
@@ -209,8 +210,8 @@ def _decode_partition(
 
 def _file_rows(table: FlowTable, path: str) -> Iterator[list[Row]]:
     """The rows of one capture file fed to ``table`` (its error row if it is not a capture or
-    breaks off), as ``capture.decode_files`` reads each file; a URL the file source listed
-    (``s3a://...``) is read in ranged reads through the filesystem layer."""
+    breaks off), as ``capture.decode_files`` reads each file; a URL (``s3://...``) is read in
+    ranged reads through the filesystem layer."""
     try:
         with open_input(path) as raw:
             yield from lanes.scan(SegmentReader(path, raw, path, 0), raw, table)
@@ -257,7 +258,8 @@ def stream_events(
     max_files_per_trigger: int | None = None,
 ) -> DataFrame:
     """A streaming DataFrame of the decoded events of the capture files matching ``pattern``
-    (a glob or a directory), as new files appear. Rows have the columns of
+    (a glob or a directory, or the URL of a prefix or glob of objects: ``s3://caps/cap.pcap*``),
+    as new files appear. Rows have the columns of
     ``capture.COLUMNS``. ``state`` is the directory of the decoders' snapshots (beside the
     query's checkpoint: ``start_stream`` puts it there); a query restarted with the same
     checkpoint must be given the same ``state``."""
@@ -269,10 +271,19 @@ def stream_events(
     def step(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return _decode_partition(batches, folder, ports, timeout, max_state_bytes)
 
-    reader = spark.readStream.format("binaryFile").schema(_BINARY_FILE_DDL)
+    if is_remote(pattern):
+        # Objects are listed by our source, through the filesystem the step reads them with
+        # (Spark's file source would need Hadoop's connector for the store).
+        from s3p_codec.spark._object_source import NAME, CaptureObjects  # noqa: PLC0415
+
+        spark.dataSource.register(CaptureObjects)
+        reader = spark.readStream.format(NAME).option("pattern", pattern)
+    else:
+        reader = spark.readStream.format("binaryFile").schema(_BINARY_FILE_DDL)
     if max_files_per_trigger:
         reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
-    files = reader.load(pattern).select("path")
+    files = reader.load() if is_remote(pattern) else reader.load(pattern)
+    files = files.select("path")
     # Each capture set to one partition (only paths are shuffled), then one Python stage. With
     # one core there is nothing to spread: one partition, and no shuffle stage (~0.1 s a batch).
     if spark.sparkContext.defaultParallelism == 1:

@@ -1,0 +1,114 @@
+"""A streaming source of the new objects a URL pattern names, for ``spark stream`` over object
+stores (``s3://caps/day1/cap.pcap*``).
+
+Spark's own file source lists through Hadoop's file systems, which need connector jars for an
+object store (``s3a://`` and the ``hadoop-aws`` jar); this source lists through the same Arrow
+filesystem the decoding step reads with, so watching a bucket needs only the ``remote`` extra.
+Like the file source, it hands on paths only: the step reads the objects itself.
+
+The plan:
+
+- The pattern is listed at every trigger, on the driver (``capture.inputs.list_objects``);
+  objects are taken oldest first by modification time, then in capture order.
+- An offset is ``{"seen": [[mtime_ms, url], ...], "batch": [url, ...]}``: the objects taken
+  whose modification time is within ``late`` seconds of the newest taken, and the objects of
+  the micro-batch that ended at it. An object is new when it is not in ``seen`` and not older
+  than ``late`` seconds before the newest taken: an upload that finishes after a newer one
+  started (a multipart upload keeps the time it began) is still taken, while ``seen`` stays
+  as long as the objects of ``late`` seconds of traffic, whatever the query's age.
+- ``partitions`` gives the ``batch`` of the end offset, so a micro-batch replayed from the
+  checkpoint after a failure reads exactly the objects it read the first time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceStreamReader,
+    InputPartition,
+)
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxFiles
+
+from s3p_codec.capture.inputs import list_objects
+from s3p_codec.capture.pcap import rotation_key
+
+__all__ = ["LATE", "NAME", "CaptureObjects", "new_objects"]
+
+NAME = "s3p_capture_objects"
+"""The source's format name (``spark.readStream.format(NAME).option("pattern", ...)``)."""
+
+LATE = 600.0
+"""Seconds an object may be older than the newest object taken and still be new (option
+``late``): the longest upload expected to finish after a newer one."""
+
+_Seen = list[list[Any]]  # [[mtime_ms, url], ...]: JSON, as Spark keeps offsets
+
+
+def new_objects(
+    listing: Sequence[tuple[str, int]], seen: _Seen, late_ms: int, max_files: int | None
+) -> tuple[list[list[Any]], _Seen]:
+    """The objects of ``listing`` (URL, mtime in ns) not taken yet, oldest first (at most
+    ``max_files``), and the ``seen`` list after taking them."""
+    taken = {url for _mtime, url in seen}
+    floor = max((mtime for mtime, _url in seen), default=None)
+    fresh = [
+        (mtime_ns // 1_000_000, url)
+        for url, mtime_ns in listing
+        if url not in taken and (floor is None or mtime_ns // 1_000_000 >= floor - late_ms)
+    ]
+    # Objects written within one tick of the store's clock are taken in capture order
+    # (``cap2`` before ``cap10``): a limit of files per trigger may split them.
+    fresh.sort(key=lambda entry: (entry[0], rotation_key(entry[1])))
+    candidates = [list(entry) for entry in fresh[:max_files]]
+    merged = seen + candidates
+    newest = max((mtime for mtime, _url in merged), default=0)
+    return candidates, sorted(entry for entry in merged if entry[0] >= newest - late_ms)
+
+
+class CaptureObjects(DataSource):
+    """The source: one column, ``path``, one row per new object."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self) -> str:
+        return "path string"
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        return _ObjectStream(dict(self.options))
+
+
+class _ObjectStream(DataSourceStreamReader):
+    def __init__(self, options: dict[str, str]) -> None:
+        self.pattern = options["pattern"]
+        self.max_files = int(options.get("maxFilesPerTrigger") or 0) or None
+        self.late_ms = int(float(options.get("late", LATE)) * 1000)
+
+    def initialOffset(self) -> dict[str, Any]:
+        return {"seen": [], "batch": []}
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadMaxFiles(self.max_files) if self.max_files else ReadAllAvailable()
+
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        most = limit.max_files if isinstance(limit, ReadMaxFiles) else None
+        batch, seen = new_objects(list_objects(self.pattern), start["seen"], self.late_ms, most)
+        if not batch:
+            return start  # nothing new: no micro-batch
+        return {"seen": seen, "batch": [url for _mtime, url in batch]}
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
+        if end == start or not end["batch"]:
+            return []
+        return [InputPartition(list(end["batch"]))]
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[str]]:
+        for url in partition.value:
+            yield (url,)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        """Nothing to release: the offsets hold all the source knows."""
