@@ -63,7 +63,7 @@ def _s2s() -> Iterable[bytes]:
 
 
 def _durable() -> Iterable[bytes]:
-    from s3p_codec.durable import headers
+    from s3p_codec.durable import _headers as headers
 
     for name in dir(headers):
         value = getattr(headers, name)

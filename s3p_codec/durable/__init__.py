@@ -17,6 +17,44 @@ producer state machine, the client read state machine)::
 from __future__ import annotations
 
 from s3p_codec.durable import cursor, jsonmode, offsets, producer, sse
+from s3p_codec.durable._client import ClientEvent
+from s3p_codec.durable._connection import Connection
+from s3p_codec.durable._events import (
+    CATCH_UP_CACHE_CONTROL,
+    Append,
+    Appended,
+    Chunk,
+    ConnectionErrorCode,
+    Create,
+    Created,
+    Delete,
+    Deleted,
+    ErrorCode,
+    ErrorResponse,
+    Event,
+    Head,
+    LiveMode,
+    LongPollTimeout,
+    NotModified,
+    Options,
+    OptionsOk,
+    Producer,
+    Read,
+    Request,
+    Response,
+    SSEControl,
+    SSEData,
+    SSEEnd,
+    SSEEvent,
+    SSEStart,
+    StreamInfo,
+)
+from s3p_codec.durable._headers import parse_rfc3339, parse_ttl
+from s3p_codec.durable._limits import Limits
+from s3p_codec.durable._observer import Observer
+from s3p_codec.durable._reader import ReadPhase, StreamReader
+from s3p_codec.durable._spans import EventSpans
+from s3p_codec.durable._state import ConnectionState
 from s3p_codec.durable._subscription_events import (
     DEFAULT_LEASE_TTL_MS,
     MAX_LEASE_TTL_MS,
@@ -76,45 +114,7 @@ from s3p_codec.durable._webhooks import (
     sign_webhook,
     verify_webhook,
 )
-from s3p_codec.durable.client import ClientEvent
-from s3p_codec.durable.connection import Connection
-from s3p_codec.durable.events import (
-    CATCH_UP_CACHE_CONTROL,
-    Append,
-    Appended,
-    Chunk,
-    ConnectionErrorCode,
-    Create,
-    Created,
-    Delete,
-    Deleted,
-    ErrorCode,
-    ErrorResponse,
-    Event,
-    Head,
-    LiveMode,
-    LongPollTimeout,
-    NotModified,
-    Options,
-    OptionsOk,
-    Producer,
-    Read,
-    Request,
-    Response,
-    SSEControl,
-    SSEData,
-    SSEEnd,
-    SSEEvent,
-    SSEStart,
-    StreamInfo,
-)
-from s3p_codec.durable.headers import parse_rfc3339, parse_ttl
-from s3p_codec.durable.limits import Limits
-from s3p_codec.durable.observer import Observer
 from s3p_codec.durable.producer import ProducerDecision, ProducerOutcome, ProducerState
-from s3p_codec.durable.reader import ReadPhase, StreamReader
-from s3p_codec.durable.spans import EventSpans
-from s3p_codec.durable.state import ConnectionState
 
 __all__ = [
     "AckSubscription",

@@ -22,7 +22,7 @@ import attrs
 from s3p_codec._core.convert import as_tuple
 
 if TYPE_CHECKING:
-    from s3p_codec.durable.events import ErrorCode
+    from s3p_codec.durable._events import ErrorCode
 
 __all__ = [
     "DEFAULT_LEASE_TTL_MS",
@@ -109,7 +109,7 @@ class SubscriptionErrorCode(enum.StrEnum):
     def status(self) -> ErrorCode:
         """The HTTP status this code travels with (a member of the package's ``ErrorCode``)."""
         # events imports this module for its unions: ErrorCode is looked up when asked for.
-        from s3p_codec.durable.events import ErrorCode  # noqa: PLC0415
+        from s3p_codec.durable._events import ErrorCode  # noqa: PLC0415
 
         return ErrorCode(_STATUS[self])
 

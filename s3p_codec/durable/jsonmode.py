@@ -18,7 +18,7 @@ import json
 from collections.abc import Iterable
 
 from s3p_codec._core.errors import RemoteProtocolError
-from s3p_codec.durable.events import ErrorCode, ErrorResponse
+from s3p_codec.durable._events import ErrorCode, ErrorResponse
 
 __all__ = ["JSON_CONTENT_TYPE", "flatten", "format_messages", "is_json", "media_type"]
 

@@ -28,7 +28,7 @@ import re
 import attrs
 
 from s3p_codec._core.errors import RemoteProtocolError
-from s3p_codec.durable.events import ConnectionErrorCode, SSEControl, SSEData
+from s3p_codec.durable._events import ConnectionErrorCode, SSEControl, SSEData
 from s3p_codec.durable.offsets import is_sentinel, offset_error
 
 __all__ = [

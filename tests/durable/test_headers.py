@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from s3p_codec.durable import headers
+from s3p_codec.durable import _headers as headers
 
 
 @pytest.mark.parametrize("value", [b"true", b"TRUE", b"True", b" true "])

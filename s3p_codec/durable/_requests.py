@@ -13,8 +13,22 @@ from urllib.parse import parse_qsl, quote
 import h11
 
 from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
+from s3p_codec.durable import _headers as H
 from s3p_codec.durable import _subscriptions as S
-from s3p_codec.durable import headers as H
+from s3p_codec.durable._events import (
+    Append,
+    Create,
+    Delete,
+    ErrorCode,
+    ErrorResponse,
+    Head,
+    LiveMode,
+    Options,
+    Producer,
+    Read,
+    Request,
+)
+from s3p_codec.durable._limits import Limits
 from s3p_codec.durable._subscription_events import (
     AckSubscription,
     AddSubscriptionStreams,
@@ -28,20 +42,6 @@ from s3p_codec.durable._subscription_events import (
     SubscriptionCallback,
 )
 from s3p_codec.durable._webhooks import WEBHOOK_SIGNATURE, WebhookDelivery, WebhookSignature
-from s3p_codec.durable.events import (
-    Append,
-    Create,
-    Delete,
-    ErrorCode,
-    ErrorResponse,
-    Head,
-    LiveMode,
-    Options,
-    Producer,
-    Read,
-    Request,
-)
-from s3p_codec.durable.limits import Limits
 from s3p_codec.durable.offsets import is_sentinel, offset_error
 from s3p_codec.durable.producer import MAX_PRODUCER_INT
 

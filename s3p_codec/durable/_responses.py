@@ -15,18 +15,9 @@ from http import HTTPStatus
 import h11
 
 from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
+from s3p_codec.durable import _headers as H
 from s3p_codec.durable import _subscriptions as S
-from s3p_codec.durable import headers as H
-from s3p_codec.durable._subscription_events import (
-    Claimed,
-    Jwks,
-    SubscriptionError,
-    SubscriptionOk,
-    SubscriptionUpdated,
-    WakeAcked,
-)
-from s3p_codec.durable._webhooks import WebhookDelivery, WebhookReply
-from s3p_codec.durable.events import (
+from s3p_codec.durable._events import (
     Append,
     Appended,
     Chunk,
@@ -49,6 +40,15 @@ from s3p_codec.durable.events import (
     SSEStart,
     StreamInfo,
 )
+from s3p_codec.durable._subscription_events import (
+    Claimed,
+    Jwks,
+    SubscriptionError,
+    SubscriptionOk,
+    SubscriptionUpdated,
+    WakeAcked,
+)
+from s3p_codec.durable._webhooks import WebhookDelivery, WebhookReply
 from s3p_codec.durable.offsets import is_sentinel, offset_error
 from s3p_codec.durable.producer import MAX_PRODUCER_INT
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 
-from s3p_codec.durable.events import (
+from s3p_codec.durable._events import (
     Chunk,
     ErrorResponse,
     LiveMode,

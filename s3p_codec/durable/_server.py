@@ -23,8 +23,7 @@ from s3p_codec._core.h11input import H11Input
 from s3p_codec._core.lifecycle import ReplyAfterError, finished
 from s3p_codec._core.types import NEED_DATA, NeedData, Role
 from s3p_codec.durable import sse
-from s3p_codec.durable._subscription_events import SubscriptionError
-from s3p_codec.durable.events import (
+from s3p_codec.durable._events import (
     ConnectionErrorCode,
     ErrorCode,
     ErrorResponse,
@@ -35,13 +34,12 @@ from s3p_codec.durable.events import (
     SSEEnd,
     SSEStart,
 )
-from s3p_codec.durable.limits import Limits
+from s3p_codec.durable._limits import Limits
+from s3p_codec.durable._requests import parse_request
+from s3p_codec.durable._responses import build_response
+from s3p_codec.durable._state import TRANSITIONS, ConnectionState, Trigger
+from s3p_codec.durable._subscription_events import SubscriptionError
 from s3p_codec.durable.offsets import is_sentinel, offset_error
-from s3p_codec.durable.requests import parse_request
-from s3p_codec.durable.responses import build_response
-from s3p_codec.durable.state import TRANSITIONS, ConnectionState, Trigger
-
-__all__ = ["ConnectionState"]
 
 
 def _fatal(message: str, status: int) -> RemoteProtocolError:

@@ -24,9 +24,9 @@ from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
 from s3p_codec._core.h11input import H11Input
 from s3p_codec._core.lifecycle import ReplyAfterError, finished
 from s3p_codec._core.types import NEED_DATA, NeedData, Role
-from s3p_codec.durable import headers as H
+from s3p_codec.durable import _headers as H
 from s3p_codec.durable import sse
-from s3p_codec.durable.events import (
+from s3p_codec.durable._events import (
     ConnectionErrorCode,
     LiveMode,
     Read,
@@ -37,11 +37,11 @@ from s3p_codec.durable.events import (
     SSEEnd,
     SSEStart,
 )
-from s3p_codec.durable.limits import Limits
-from s3p_codec.durable.requests import build_request
-from s3p_codec.durable.responses import parse_error, parse_response
-from s3p_codec.durable.spans import EventSpans
-from s3p_codec.durable.state import TRANSITIONS, ConnectionState, Trigger
+from s3p_codec.durable._limits import Limits
+from s3p_codec.durable._requests import build_request
+from s3p_codec.durable._responses import parse_error, parse_response
+from s3p_codec.durable._spans import EventSpans
+from s3p_codec.durable._state import TRANSITIONS, ConnectionState, Trigger
 
 __all__ = ["ClientEvent"]
 
@@ -59,7 +59,7 @@ class _ClientConnection(H11Input):
 
     ``host`` is the ``Host`` header value (``"127.0.0.1:4437"``). ``spans``, for a reader that
     reports where each event lies in the server's bytes (a capture's ``Observer``), records the
-    stream range of every event (see ``durable.spans``); without it nothing is measured.
+    stream range of every event (see ``durable.EventSpans``); without it nothing is measured.
     """
 
     _eof_code = ConnectionErrorCode.EOF

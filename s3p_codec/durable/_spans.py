@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable, Sequence, Sized
 
 from s3p_codec._core.errors import ProtocolError
-from s3p_codec.durable.events import SSEStart
+from s3p_codec.durable._events import SSEStart
 
 __all__ = ["EventSpans"]
 

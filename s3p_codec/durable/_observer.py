@@ -13,7 +13,7 @@ the ``observe`` calls. h11 reports no positions, so they are measured: the first
 not consumed sits at ``bytes fed - len(trailing_data[0])``, read once per h11 event. A request
 spans its whole message, head to end of body (a server connection's ``message_start``); a
 response's events are measured by the client connection (made with ``spans=EventSpans()``, the
-rules in ``durable.spans``). An ``ObservedError`` starts at the message (for a streaming
+rules in ``durable.EventSpans``). An ``ObservedError`` starts at the message (for a streaming
 response, the SSE event) it breaks.
 
 Requests awaiting a response are kept without their body or path (what reading the response
@@ -36,8 +36,8 @@ from s3p_codec._core.errors import ProtocolError, RemoteProtocolError
 from s3p_codec._core.observe import Observed, ObservedError, ObservedGap, ObserverOutput
 from s3p_codec._core.pending import MAX_PENDING, PendingBound
 from s3p_codec._core.types import NEED_DATA, Direction
-from s3p_codec.durable.client import ClientEvent, _ClientConnection
-from s3p_codec.durable.events import (
+from s3p_codec.durable._client import ClientEvent, _ClientConnection
+from s3p_codec.durable._events import (
     Append,
     Create,
     Delete,
@@ -48,10 +48,10 @@ from s3p_codec.durable.events import (
     Read,
     Request,
 )
-from s3p_codec.durable.limits import Limits
-from s3p_codec.durable.server import _ServerConnection
-from s3p_codec.durable.spans import EventSpans
-from s3p_codec.durable.state import ConnectionState
+from s3p_codec.durable._limits import Limits
+from s3p_codec.durable._server import _ServerConnection
+from s3p_codec.durable._spans import EventSpans
+from s3p_codec.durable._state import ConnectionState
 
 __all__ = ["Observer"]
 

@@ -15,12 +15,12 @@ from collections.abc import Iterator
 from s3p_codec._core.connection import drain
 from s3p_codec._core.errors import LocalProtocolError
 from s3p_codec._core.types import NeedData, Role
-from s3p_codec.durable.client import _ClientConnection
-from s3p_codec.durable.events import ConnectionErrorCode, Event, Request
-from s3p_codec.durable.limits import Limits
-from s3p_codec.durable.server import _ServerConnection
-from s3p_codec.durable.spans import EventSpans
-from s3p_codec.durable.state import ConnectionState
+from s3p_codec.durable._client import _ClientConnection
+from s3p_codec.durable._events import ConnectionErrorCode, Event, Request
+from s3p_codec.durable._limits import Limits
+from s3p_codec.durable._server import _ServerConnection
+from s3p_codec.durable._spans import EventSpans
+from s3p_codec.durable._state import ConnectionState
 
 __all__ = ["Connection"]
 
