@@ -81,7 +81,9 @@ def test_spark_stream_of_an_s3_glob_gives_the_rows_of_decode(
             start_new_session=True,
         )  # fmt: skip
     try:
-        for path in files:
+        upload(s3, files[:1], "caps", "day1/")
+        wait_for(lambda: "batch 0:" in log.read_text(), 150, "the first micro-batch")
+        for path in files[1:]:
             upload(s3, [path], "caps", "day1/")
             time.sleep(1.0)  # the store's clock ticks in seconds: one object per tick
         prefix = str(tmp_path / "local") + "/"
@@ -94,3 +96,5 @@ def test_spark_stream_of_an_s3_glob_gives_the_rows_of_decode(
         if query.poll() is None:
             query.kill()
     assert parquet_rows(out) == want, log.read_text()[-3000:]
+    batches = [line for line in log.read_text().splitlines() if line.startswith("batch ")]
+    assert len(batches) > len(files) // 2  # objects came a few per micro-batch, not at once
