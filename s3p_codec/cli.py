@@ -170,7 +170,9 @@ def register_decode(sub: SubParsers) -> None:
         "-f", "--follow", action="store_true",
         help="keep reading the one FILE as it grows (tcpdump -U -w FILE), until Ctrl-C; as "
         "tail -F, a FILE truncated, replaced or removed and created again is said on stderr and "
-        "read from its start, its rows under the name FILE[2], FILE[3]...",
+        "read from its start, its rows under the name FILE[2], FILE[3]...; for a URL "
+        "(s3://caps/cap.pcap*), list it every 2 s and decode each new object as it appears, "
+        "conversations carried from one object to the next",
     )  # fmt: skip
     parser.set_defaults(handler=lambda args: _run(parser, args, "decode"))
 

@@ -28,12 +28,13 @@ from __future__ import annotations
 import fnmatch
 import glob
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit
 
 from s3p_codec._extras import MissingExtra
+from s3p_codec.capture.pcap import rotation_key
 
 __all__ = [
     "BLOCK_SIZE",
@@ -43,7 +44,10 @@ __all__ = [
     "local_path",
     "open_input",
     "input_size",
+    "LATE_UPLOAD",
+    "Seen",
     "list_objects",
+    "new_objects",
 ]
 
 BLOCK_SIZE = 8 << 20
@@ -197,6 +201,40 @@ def list_objects(pattern: str) -> list[tuple[str, int]]:
     except Exception as exc:
         raise RemoteInputError(pattern, _words(exc)) from None
     return [(store.url_of(info.path), int(info.mtime_ns or 0)) for info in infos]
+
+
+LATE_UPLOAD = 600.0
+"""Seconds an object may be older than the newest object taken and still be new: the longest
+upload expected to finish after a newer one began (a multipart upload keeps the time it
+began)."""
+
+Seen = list[list[Any]]
+"""``[[mtime_ms, url], ...]``: the objects taken lately (JSON, as Spark keeps offsets)."""
+
+
+def new_objects(
+    listing: Sequence[tuple[str, int]], seen: Seen, late_ms: int, max_files: int | None
+) -> tuple[list[list[Any]], Seen]:
+    """The objects of ``listing`` (URL, mtime in ns) not taken yet, oldest first (at most
+    ``max_files``), and the ``seen`` list after taking them.
+
+    An object is new when it is not in ``seen`` and at most ``late_ms`` older than the newest
+    taken, so an upload that finishes after a newer one began is still taken, while ``seen``
+    keeps only the objects of ``late_ms`` of traffic."""
+    taken = {url for _mtime, url in seen}
+    floor = max((mtime for mtime, _url in seen), default=None)
+    fresh = [
+        (mtime_ns // 1_000_000, url)
+        for url, mtime_ns in listing
+        if url not in taken and (floor is None or mtime_ns // 1_000_000 >= floor - late_ms)
+    ]
+    # Objects written within one tick of the store's clock are taken in capture order
+    # (``cap2`` before ``cap10``): a limit of files per trigger may split them.
+    fresh.sort(key=lambda entry: (entry[0], rotation_key(entry[1])))
+    candidates = [list(entry) for entry in fresh[:max_files]]
+    merged = seen + candidates
+    newest = max((mtime for mtime, _url in merged), default=0)
+    return candidates, sorted(entry for entry in merged if entry[0] >= newest - late_ms)
 
 
 def _is_directory(store: _Store) -> bool:

@@ -14,19 +14,24 @@ import os
 from collections.abc import Iterable
 
 from s3p_codec.capture._remote import (
+    LATE_UPLOAD,
     RemoteInputError,
+    Seen,
     expand_url,
     input_size,
     is_remote,
     is_url,
     list_objects,
     local_path,
+    new_objects,
     open_input,
 )
 from s3p_codec.capture.pcap import capture_order
 
 __all__ = [
+    "LATE_UPLOAD",
     "RemoteInputError",
+    "Seen",
     "expand_inputs",
     "expand_url",
     "input_size",
@@ -34,6 +39,7 @@ __all__ = [
     "is_url",
     "list_objects",
     "local_path",
+    "new_objects",
     "open_input",
     "unreadable_reason",
 ]

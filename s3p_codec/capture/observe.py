@@ -1048,31 +1048,45 @@ def decode_files(
     sizes = {p: _size(p) for p in ordered}
     table = FlowTable.with_limits(decode_as, observers, limits)
     with _progress_bar(progress, sum(sizes.values())) as bar:
-        for index, path in enumerate(ordered):
-            done = 0
-            tick = 4096
-            reader: SegmentReader | None = None
-            error: Exception | None = None
-            try:
-                with open_input(path) as raw:
-                    reader = SegmentReader(path, raw, path, index)
-                    for rows in lanes.scan(reader, raw, table):
-                        if rows:
-                            yield from rows
-                        if bar is not None and reader.packets >= tick:
-                            tick = reader.packets + 4096
-                            position = raw.tell()
-                            bar.update(position - done)
-                            done = position
-            except (CaptureFileError, OSError) as exc:
-                error = exc
-                yield _capture_error_row(path, exc)
-            packets = reader.packets if reader is not None else 0
-            if on_file is not None:
-                on_file(FileOutcome(path, packets, error))
-            if bar is not None:
-                bar.update(sizes[path] - done)
+        yield from decode_in_turn(ordered, table, on_file, bar, sizes)
         yield from table.finish()
+
+
+def decode_in_turn(
+    paths: Iterable[str],
+    table: FlowTable,
+    on_file: Callable[[FileOutcome], None] | None = None,
+    bar: Any = None,
+    sizes: Mapping[str, int] | None = None,
+) -> Iterator[Row]:
+    """Rows of ``paths`` fed to ``table`` one after the other, in the order given (which may be
+    an endless iterator: the objects a followed URL names as they appear); the conversations
+    still open at the end are left open. ``bar`` (tqdm) is advanced by the bytes read, of
+    ``sizes``."""
+    for index, path in enumerate(paths):
+        done = 0
+        tick = 4096
+        reader: SegmentReader | None = None
+        error: Exception | None = None
+        try:
+            with open_input(path) as raw:
+                reader = SegmentReader(path, raw, path, index)
+                for rows in lanes.scan(reader, raw, table):
+                    if rows:
+                        yield from rows
+                    if bar is not None and reader.packets >= tick:
+                        tick = reader.packets + 4096
+                        position = raw.tell()
+                        bar.update(position - done)
+                        done = position
+        except (CaptureFileError, OSError) as exc:
+            error = exc
+            yield _capture_error_row(path, exc)
+        packets = reader.packets if reader is not None else 0
+        if on_file is not None:
+            on_file(FileOutcome(path, packets, error))
+        if bar is not None and sizes is not None:
+            bar.update(sizes[path] - done)
 
 
 def decode_stream(

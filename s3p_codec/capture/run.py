@@ -25,9 +25,25 @@ from typing import IO, Any, TextIO, cast
 
 import attrs
 
-from s3p_codec.capture.inputs import expand_inputs
-from s3p_codec.capture.observe import FileOutcome, Limits, decode_files, decode_stream
-from s3p_codec.capture.pcap import READ_CHUNK, Packet, PrefixedStream, read_packets
+from s3p_codec.capture.inputs import (
+    LATE_UPLOAD,
+    RemoteInputError,
+    Seen,
+    expand_inputs,
+    is_remote,
+    list_objects,
+    new_objects,
+)
+from s3p_codec.capture.observe import (
+    FileOutcome,
+    FlowTable,
+    Limits,
+    capture_error_row,
+    decode_files,
+    decode_in_turn,
+    decode_stream,
+)
+from s3p_codec.capture.pcap import READ_CHUNK, Packet, PrefixedStream, capture_order, read_packets
 from s3p_codec.capture.rowfilter import FilterError, RowFilter, compile_filter
 from s3p_codec.capture.table import (
     COLUMN_NAMES,
@@ -38,10 +54,22 @@ from s3p_codec.capture.table import (
     format_table,
 )
 
-__all__ = ["CaptureRun", "FollowedFile", "TcpdumpError", "decode_followed", "start_tcpdump"]
+__all__ = [
+    "CaptureRun",
+    "FollowedFile",
+    "TcpdumpError",
+    "decode_followed",
+    "decode_followed_objects",
+    "follow_objects",
+    "start_tcpdump",
+]
 
 FOLLOW_POLL = 0.05
 """Seconds between looks at a followed file that has no new bytes."""
+
+OBJECT_POLL = 2.0
+"""Seconds between listings of a followed URL when the last one had nothing new (a listing is
+a request to the store, and objects of a rotating capture come minutes apart)."""
 
 
 class FollowedFile(io.RawIOBase):
@@ -217,6 +245,42 @@ def decode_followed(
             return
 
 
+def follow_objects(pattern: str, *, poll: float = OBJECT_POLL) -> Iterator[str]:
+    """The objects the URL ``pattern`` names, then each new one as it appears, for ever: the
+    objects of each listing oldest first (``new_objects``; those of one listing in capture
+    order, as a set uploaded at once has no useful order of time). Raises ``RemoteInputError``
+    when the store refuses a listing."""
+    seen: Seen = []
+    late_ms = int(LATE_UPLOAD * 1000)
+    while True:
+        batch, seen = new_objects(list_objects(pattern), seen, late_ms, None)
+        yield from capture_order(url for _mtime, url in batch)
+        if not batch:
+            time.sleep(poll)
+
+
+def decode_followed_objects(
+    pattern: str,
+    decode_as: Mapping[int, str] | None = None,
+    *,
+    limits: Limits | None = None,
+    on_file: Callable[[FileOutcome], None] | None = None,
+    poll: float = OBJECT_POLL,
+) -> Iterator[Row]:
+    """Rows of the objects a URL names, as they appear (``decode --follow 's3://caps/cap*'``):
+    one capture rotated over objects, so conversations carry on from one object to the next,
+    as ``decode_files`` decodes a rotated set. Ends when the store refuses a listing
+    (``on_file`` hears it for ``pattern``), with the rows of the conversations still open."""
+    table = FlowTable.with_limits(decode_as, limits=limits)
+    try:
+        yield from decode_in_turn(follow_objects(pattern, poll=poll), table, on_file)
+    except RemoteInputError as exc:
+        if on_file is not None:
+            on_file(FileOutcome(pattern, 0, exc))
+        yield capture_error_row(pattern, type(exc).__name__, exc.message)
+    yield from table.finish()
+
+
 class TcpdumpError(Exception):
     """tcpdump is missing, or stopped before capturing (no permission, no such interface)."""
 
@@ -337,6 +401,10 @@ class CaptureRun:
         if self.inputs == ["-"]:
             return decode_stream(
                 sys.stdin.buffer, self.ports, name="-", limits=self.limits, on_file=self._note
+            )
+        if self.follow and is_remote(self.inputs[0]):
+            return decode_followed_objects(
+                self.inputs[0], self.ports, limits=self.limits, on_file=self._note
             )
         if self.follow and os.path.isfile(self.inputs[0]):
             path = self.inputs[0]

@@ -10,12 +10,10 @@ The plan:
 
 - The pattern is listed at every trigger, on the driver (``capture.inputs.list_objects``);
   objects are taken oldest first by modification time, then in capture order.
-- An offset is ``{"seen": [[mtime_ms, url], ...], "batch": [url, ...]}``: the objects taken
-  whose modification time is within ``late`` seconds of the newest taken, and the objects of
-  the micro-batch that ended at it. An object is new when it is not in ``seen`` and not older
-  than ``late`` seconds before the newest taken: an upload that finishes after a newer one
-  started (a multipart upload keeps the time it began) is still taken, while ``seen`` stays
-  as long as the objects of ``late`` seconds of traffic, whatever the query's age.
+- An offset is ``{"seen": [[mtime_ms, url], ...], "batch": [url, ...]}``: what
+  ``capture.inputs.new_objects`` keeps (the objects taken within ``LATE_UPLOAD`` seconds of
+  the newest taken: as many as that much traffic brings, whatever the query's age), and the
+  objects of the micro-batch that ended at it.
 - ``partitions`` gives the ``batch`` of the end offset, so a micro-batch replayed from the
   checkpoint after a failure reads exactly the objects it read the first time.
 """
@@ -32,40 +30,12 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxFiles
 
-from s3p_codec.capture.inputs import list_objects
-from s3p_codec.capture.pcap import rotation_key
+from s3p_codec.capture.inputs import LATE_UPLOAD, list_objects, new_objects
 
-__all__ = ["LATE", "NAME", "CaptureObjects", "new_objects"]
+__all__ = ["NAME", "CaptureObjects"]
 
 NAME = "s3p_capture_objects"
 """The source's format name (``spark.readStream.format(NAME).option("pattern", ...)``)."""
-
-LATE = 600.0
-"""Seconds an object may be older than the newest object taken and still be new (option
-``late``): the longest upload expected to finish after a newer one."""
-
-_Seen = list[list[Any]]  # [[mtime_ms, url], ...]: JSON, as Spark keeps offsets
-
-
-def new_objects(
-    listing: Sequence[tuple[str, int]], seen: _Seen, late_ms: int, max_files: int | None
-) -> tuple[list[list[Any]], _Seen]:
-    """The objects of ``listing`` (URL, mtime in ns) not taken yet, oldest first (at most
-    ``max_files``), and the ``seen`` list after taking them."""
-    taken = {url for _mtime, url in seen}
-    floor = max((mtime for mtime, _url in seen), default=None)
-    fresh = [
-        (mtime_ns // 1_000_000, url)
-        for url, mtime_ns in listing
-        if url not in taken and (floor is None or mtime_ns // 1_000_000 >= floor - late_ms)
-    ]
-    # Objects written within one tick of the store's clock are taken in capture order
-    # (``cap2`` before ``cap10``): a limit of files per trigger may split them.
-    fresh.sort(key=lambda entry: (entry[0], rotation_key(entry[1])))
-    candidates = [list(entry) for entry in fresh[:max_files]]
-    merged = seen + candidates
-    newest = max((mtime for mtime, _url in merged), default=0)
-    return candidates, sorted(entry for entry in merged if entry[0] >= newest - late_ms)
 
 
 class CaptureObjects(DataSource):
@@ -86,7 +56,7 @@ class _ObjectStream(DataSourceStreamReader):
     def __init__(self, options: dict[str, str]) -> None:
         self.pattern = options["pattern"]
         self.max_files = int(options.get("maxFilesPerTrigger") or 0) or None
-        self.late_ms = int(float(options.get("late", LATE)) * 1000)
+        self.late_ms = int(float(options.get("late", LATE_UPLOAD)) * 1000)
 
     def initialOffset(self) -> dict[str, Any]:
         return {"seen": [], "batch": []}

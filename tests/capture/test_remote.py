@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -84,9 +85,7 @@ def test_a_missing_object_or_bucket_is_one_line(
 def test_missing_credentials_are_one_line(s3: Any, s3_server: str, tmp_path: Path) -> None:
     """Without credentials the request goes out unsigned and the store refuses it: its words."""
     upload(s3, rotated_set(tmp_path)[:1], "caps")
-    env = child_environment(
-        s3_server, tmp_path, AWS_ACCESS_KEY_ID=None, AWS_SECRET_ACCESS_KEY=None
-    )
+    env = child_environment(s3_server, tmp_path, AWS_ACCESS_KEY_ID=None, AWS_SECRET_ACCESS_KEY=None)
     done = subprocess.run(
         [sys.executable, "-m", "s3p_codec", "stats", "s3://caps/cap.pcap"],
         env=env, capture_output=True, text=True, timeout=120, check=False,
@@ -96,3 +95,40 @@ def test_missing_credentials_are_one_line(s3: Any, s3_server: str, tmp_path: Pat
         "s3p-codec: s3://caps/cap.pcap: "
         "AWS Error ACCESS_DENIED during HeadObject operation: No response body."
     ]
+
+
+def test_decode_follow_of_an_s3_glob_decodes_objects_as_they_appear(
+    s3: Any, s3_server: str, tmp_path: Path
+) -> None:
+    """``decode --follow URL`` lists the pattern again and again and decodes each new object,
+    conversations carried across objects: the rows of ``decode`` on the same files (up to the
+    rows of conversations still open, which a follow gives only once they end)."""
+    from s3p_codec.capture.observe import FlowTable, decode_in_turn
+
+    (tmp_path / "local").mkdir()
+    files = rotated_set(tmp_path / "local")
+    local = [str(p) for p in files]
+    count = len(list(decode_in_turn(local, FlowTable.with_limits(None))))
+    expected = subprocess.run(
+        [sys.executable, "-m", "s3p_codec", "decode", *local, "--format", "jsonl",
+         "-c", str(count)],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout.replace(str(tmp_path / "local") + "/", "s3://caps/day1/")  # fmt: skip
+    upload(s3, files[:1], "caps", "day1/")
+    follow = subprocess.Popen(
+        [sys.executable, "-m", "s3p_codec", "decode", "--follow", "s3://caps/day1/cap.pcap*",
+         "--format", "jsonl", "-c", str(count)],
+        env=child_environment(s3_server, tmp_path), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        for path in files[1:]:
+            time.sleep(1.0)  # one object per tick of the store's clock
+            upload(s3, [path], "caps", "day1/")
+        out, err = follow.communicate(timeout=120)
+    finally:
+        if follow.poll() is None:
+            follow.kill()
+    assert follow.returncode == 0, err
+    assert len(files) > 3
+    assert out == expected
