@@ -82,7 +82,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from s3p_codec.testing.strategies import (
+    from s3p_codec.testing._strategies import (
         Answer,
         Malformed,
         MalformedReply,
@@ -98,5 +98,7 @@ def __getattr__(name: str) -> Any:
     # Lazy: hypothesis loads only when a strategy is asked for.
     if name in __all__:
         importlib.import_module("s3p_codec._extras.testing")  # MissingExtra without hypothesis
-        return getattr(importlib.import_module("s3p_codec.testing.strategies"), name)
+        value = getattr(importlib.import_module("s3p_codec.testing._strategies"), name)
+        globals()[name] = value  # looked up here from now on, and seen by help() and autodoc
+        return value
     raise AttributeError(f"module 's3p_codec.testing' has no attribute {name!r}")

@@ -60,7 +60,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from s3p_codec.testing.strategies import Answer, Malformed, Valid
+from s3p_codec.testing._strategies import Answer, Malformed, Valid
 from s3p_codec.testing.target import Target
 
 __all__ = ["ANSWER_FACTOR", "Finding", "Report", "RuleStats", "draw", "fuzz", "rules_of"]

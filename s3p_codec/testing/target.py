@@ -12,7 +12,7 @@ import attrs
 from hypothesis import strategies as st
 
 from s3p_codec import ProtocolError
-from s3p_codec.testing.strategies import Answer, Malformed, Valid
+from s3p_codec.testing._strategies import Answer, Malformed, Valid
 
 __all__ = ["CodecReader", "Reader", "Target"]
 

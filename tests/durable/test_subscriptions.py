@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role, durable
 from s3p_codec.testing import durable as cases
-from s3p_codec.testing.strategies import Malformed
+from s3p_codec.testing._strategies import Malformed
 
 ROOT = "/v1/stream/"
 

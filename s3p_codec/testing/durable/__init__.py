@@ -26,7 +26,7 @@ Where each part lives (every name below is importable from this package):
 - ``for_clients``: the client direction (``responses()``, ``response_wire()`` and its other name
   ``reply_wire()``, ``request_for()``, ``requests_for()``, ``stream_offsets()``,
   ``ClientEvents``, ``malformed_replies()``);
-- ``target``: ``Target``, the live driver's view of Durable Streams, and its answer reader;
+- ``_target``: ``Target``, the live driver's view of Durable Streams, and its answer reader;
 - ``_subscriptions``: the reserved ``__ds`` APIs (``subscription_requests()``,
   ``subscription_exchanges()``, ``subscription_malformed()`` (also in ``malformed()``),
   ``subscription_decisions()`` (also in ``decisions()``), ``notifications()``,
@@ -45,6 +45,7 @@ from s3p_codec.testing.durable._subscriptions import (
     subscription_requests,
     wake_events,
 )
+from s3p_codec.testing.durable._target import Target
 from s3p_codec.testing.durable._wire import STREAM as STREAM
 from s3p_codec.testing.durable._wire import TYPES as TYPES
 from s3p_codec.testing.durable._wire import C as C
@@ -65,7 +66,6 @@ from s3p_codec.testing.durable.for_clients import _sse as _sse
 from s3p_codec.testing.durable.for_servers import HOST as HOST
 from s3p_codec.testing.durable.for_servers import JSON_STREAM as JSON_STREAM
 from s3p_codec.testing.durable.for_servers import decisions, malformed, request_wire, requests
-from s3p_codec.testing.durable.target import Target
 
 __all__ = [
     "ClientEvents",

@@ -13,8 +13,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from s3p_codec import durable
+from s3p_codec.testing._strategies import Malformed
 from s3p_codec.testing.durable._wire import C
-from s3p_codec.testing.strategies import Malformed
 
 __all__ = [
     "ROOT",

@@ -12,8 +12,8 @@ import string
 from hypothesis import strategies as st
 
 from s3p_codec import Role, durable
+from s3p_codec.testing._strategies import MalformedReply
 from s3p_codec.testing.durable._wire import STREAM, TYPES, C, _client
-from s3p_codec.testing.strategies import MalformedReply
 
 _TOKEN = st.text(string.ascii_letters + string.digits + "-_.:+~", min_size=1, max_size=12)
 """Header values that survive HTTP unchanged (no surrounding whitespace, printable ASCII)."""

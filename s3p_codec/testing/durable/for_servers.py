@@ -9,12 +9,12 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from s3p_codec import durable
+from s3p_codec.testing._strategies import Malformed
 from s3p_codec.testing.durable._subscriptions import (
     subscription_decisions,
     subscription_malformed,
 )
 from s3p_codec.testing.durable._wire import STREAM, TYPES, C, _client
-from s3p_codec.testing.strategies import Malformed
 
 #: The JSON-mode stream the cases use.
 JSON_STREAM = "/v1/stream/fuzz-json"

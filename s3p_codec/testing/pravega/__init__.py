@@ -27,7 +27,7 @@ Where each part lives (every name below is importable from this package):
   ``edge_cases()``);
 - ``for_clients``: the client direction (``replies()``, ``reply_wire()``, ``requests_for()``,
   ``malformed_replies()``, ``reply_edge_cases()``);
-- ``target``: ``Target``, the live driver's view of Pravega, and its answer reader;
+- ``_target``: ``Target``, the live driver's view of Pravega, and its answer reader;
 - ``_wire``: what both directions share (``E``, ``HELLO``, ``WRITER``, ``SEGMENT``,
   ``segments()``, the frame builders).
 """
@@ -35,6 +35,7 @@ Where each part lives (every name below is importable from this package):
 from __future__ import annotations
 
 from s3p_codec._extras import testing as _testing_extra  # noqa: F401 - MissingExtra without it
+from s3p_codec.testing.pravega._target import Target
 from s3p_codec.testing.pravega._wire import HELLO as HELLO
 from s3p_codec.testing.pravega._wire import SEGMENT as SEGMENT
 from s3p_codec.testing.pravega._wire import WRITER as WRITER
@@ -55,7 +56,6 @@ from s3p_codec.testing.pravega.for_servers import SETUP as SETUP
 from s3p_codec.testing.pravega.for_servers import _aggregates as _aggregates
 from s3p_codec.testing.pravega.for_servers import _orders as _orders
 from s3p_codec.testing.pravega.for_servers import edge_cases, malformed, request_wire, requests
-from s3p_codec.testing.pravega.target import Target
 
 __all__ = [
     "Target",

@@ -11,6 +11,7 @@ import struct
 from hypothesis import strategies as st
 
 from s3p_codec import Role, pravega
+from s3p_codec.testing._strategies import MalformedReply, Valid
 from s3p_codec.testing.pravega._wire import (
     HELLO,
     SEGMENT,
@@ -22,7 +23,6 @@ from s3p_codec.testing.pravega._wire import (
     _string,
     segments,
 )
-from s3p_codec.testing.strategies import MalformedReply, Valid
 
 #: Strategy: any signed 64-bit integer.
 I64 = st.integers(-(1 << 63), (1 << 63) - 1)

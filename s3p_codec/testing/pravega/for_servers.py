@@ -13,6 +13,7 @@ import uuid
 from hypothesis import strategies as st
 
 from s3p_codec import pravega
+from s3p_codec.testing._strategies import Malformed, Valid
 from s3p_codec.testing.pravega._wire import (
     HELLO,
     SEGMENT,
@@ -24,7 +25,6 @@ from s3p_codec.testing.pravega._wire import (
     _string,
     segments,
 )
-from s3p_codec.testing.strategies import Malformed, Valid
 
 
 def request_rules() -> dict[str, st.SearchStrategy[pravega.Command]]:

@@ -20,13 +20,14 @@ Where each part lives (every name below is importable from this package):
   ``recoverable()``, ``edge_cases()``);
 - ``for_clients``: the client direction (``responses()``, ``reply_wire()``, ``request_for()``,
   ``requests_for()``, ``malformed_replies()``);
-- ``target``: ``Target``, the live driver's view of RustLog, and its answer reader;
+- ``_target``: ``Target``, the live driver's view of RustLog, and its answer reader;
 - ``_wire``: what both directions share (the frame and its JSON, codes, ``topics()``).
 """
 
 from __future__ import annotations
 
 from s3p_codec._extras import testing as _testing_extra  # noqa: F401 - MissingExtra without it
+from s3p_codec.testing.rustlog._target import Target
 from s3p_codec.testing.rustlog._wire import BAD as BAD
 from s3p_codec.testing.rustlog._wire import TOO_LARGE as TOO_LARGE
 from s3p_codec.testing.rustlog._wire import TOPIC_CHARS as TOPIC_CHARS
@@ -48,7 +49,6 @@ from s3p_codec.testing.rustlog.for_servers import (
     request_wire,
     requests,
 )
-from s3p_codec.testing.rustlog.target import Target
 
 __all__ = [
     "Target",

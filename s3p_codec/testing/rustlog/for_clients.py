@@ -11,6 +11,7 @@ import base64
 from hypothesis import strategies as st
 
 from s3p_codec import Role, rustlog
+from s3p_codec.testing._strategies import MalformedReply
 from s3p_codec.testing.rustlog._wire import (
     BAD,
     TOO_LARGE,
@@ -21,7 +22,6 @@ from s3p_codec.testing.rustlog._wire import (
     _json,
     topics,
 )
-from s3p_codec.testing.strategies import MalformedReply
 
 
 def _fetch_responses() -> st.SearchStrategy[rustlog.FetchResponse]:

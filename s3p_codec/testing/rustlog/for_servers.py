@@ -10,6 +10,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from s3p_codec import rustlog
+from s3p_codec.testing._strategies import Malformed, Valid
 from s3p_codec.testing.rustlog._wire import (
     BAD,
     TOO_LARGE,
@@ -21,7 +22,6 @@ from s3p_codec.testing.rustlog._wire import (
     _json,
     topics,
 )
-from s3p_codec.testing.strategies import Malformed, Valid
 
 
 def request_rules() -> dict[str, st.SearchStrategy[rustlog.Request]]:

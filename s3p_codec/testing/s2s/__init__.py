@@ -30,7 +30,7 @@ Where each part lives (every name below is importable from this package):
 - ``for_clients``: the client direction (``positions()``, ``read_batches()``, ``replies()``,
   ``reply_wire()``, ``requests_for()``, ``malformed_replies()``, ``reply_edge_cases()``, the
   session requests ``APPEND_REQUEST`` and ``READ_REQUEST``, ``RESPONSE_HEAD``, ``END``);
-- ``target``: ``Target``, the live driver's view of S2S, and its answer reader;
+- ``_target``: ``Target``, the live driver's view of S2S, and its answer reader;
 - ``_wire``: what both directions share (``E``, ``STREAM``, ``TOKEN``, ``session_head()``,
   ``HEAD``, the frame, bomb and payload builders).
 """
@@ -38,6 +38,7 @@ Where each part lives (every name below is importable from this package):
 from __future__ import annotations
 
 from s3p_codec._extras import testing as _testing_extra  # noqa: F401 - MissingExtra without it
+from s3p_codec.testing.s2s._target import Target
 from s3p_codec.testing.s2s._wire import HEAD as HEAD
 from s3p_codec.testing.s2s._wire import STREAM as STREAM
 from s3p_codec.testing.s2s._wire import TOKEN as TOKEN
@@ -74,7 +75,6 @@ from s3p_codec.testing.s2s.for_servers import (
     requests,
 )
 from s3p_codec.testing.s2s.for_servers import append_records as append_records
-from s3p_codec.testing.s2s.target import Target
 
 __all__ = [
     "Target",

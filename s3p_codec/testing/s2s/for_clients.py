@@ -9,6 +9,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from s3p_codec import Role, s2s
+from s3p_codec.testing._strategies import MalformedReply, Valid
 from s3p_codec.testing.s2s._wire import (
     HEAD,
     STREAM,
@@ -23,7 +24,6 @@ from s3p_codec.testing.s2s._wire import (
     _varint,
     _zstd,
 )
-from s3p_codec.testing.strategies import MalformedReply, Valid
 
 #: Largest u64.
 U64 = (1 << 64) - 1

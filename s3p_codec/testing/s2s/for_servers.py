@@ -10,6 +10,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from s3p_codec import Role, s2s
+from s3p_codec.testing._strategies import Malformed, Valid
 from s3p_codec.testing.s2s._wire import (
     HEAD,
     E,
@@ -21,7 +22,6 @@ from s3p_codec.testing.s2s._wire import (
     _pad,
     _zstd,
 )
-from s3p_codec.testing.strategies import Malformed, Valid
 
 
 def append_records() -> st.SearchStrategy[s2s.AppendRecord]:

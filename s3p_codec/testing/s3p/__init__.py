@@ -24,13 +24,14 @@ Where each part lives (every name below is importable from this package):
   ``edge_cases()``);
 - ``for_clients``: the client direction (``replies()``, ``reply_wire()``, ``request_for()``,
   ``requests_for()``, ``malformed_replies()``);
-- ``target``: ``Target``, the live driver's view of S3P, and its answer reader;
+- ``_target``: ``Target``, the live driver's view of S3P, and its answer reader;
 - ``_wire``: what both directions share (error codes, ``U64``, ``timestamps()``).
 """
 
 from __future__ import annotations
 
 from s3p_codec._extras import testing as _testing_extra  # noqa: F401 - MissingExtra without it
+from s3p_codec.testing.s3p._target import Target
 from s3p_codec.testing.s3p._wire import BAD as BAD
 from s3p_codec.testing.s3p._wire import LIMITS as LIMITS
 from s3p_codec.testing.s3p._wire import U64 as U64
@@ -44,7 +45,6 @@ from s3p_codec.testing.s3p.for_clients import (
     requests_for,
 )
 from s3p_codec.testing.s3p.for_servers import edge_cases, malformed, request_wire, requests
-from s3p_codec.testing.s3p.target import Target
 
 __all__ = [
     "Target",

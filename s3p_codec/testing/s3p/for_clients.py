@@ -12,8 +12,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from s3p_codec import Role, s3p
+from s3p_codec.testing._strategies import MalformedReply
 from s3p_codec.testing.s3p._wire import BAD, LIMITS, timestamps
-from s3p_codec.testing.strategies import MalformedReply
 
 
 def _read_replies(lim: s3p.Limits) -> st.SearchStrategy[s3p.ReadReply]:

@@ -17,8 +17,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from s3p_codec import Role, s3p
+from s3p_codec.testing._strategies import Malformed, Valid
 from s3p_codec.testing.s3p._wire import BAD, LIMITS, U64, timestamps
-from s3p_codec.testing.strategies import Malformed, Valid
 
 
 def _bulk(value: bytes) -> bytes:

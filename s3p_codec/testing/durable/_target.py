@@ -33,6 +33,7 @@ import h11
 from hypothesis import strategies as st
 
 from s3p_codec import durable
+from s3p_codec.testing._strategies import Answer, Malformed, Valid
 from s3p_codec.testing.durable._subscriptions import subscription_decisions
 from s3p_codec.testing.durable._wire import STREAM, _client
 from s3p_codec.testing.durable.for_servers import (
@@ -44,7 +45,6 @@ from s3p_codec.testing.durable.for_servers import (
     requests,
     stream_decisions,
 )
-from s3p_codec.testing.strategies import Answer, Malformed, Valid
 from s3p_codec.testing.target import Reader
 
 #: Malformed cases after whose answer the server MUST close, whatever it says: RFC 9112 6.3.

@@ -14,6 +14,7 @@ import attrs
 from hypothesis import strategies as st
 
 from s3p_codec import Role, s3p
+from s3p_codec.testing._strategies import Malformed, Valid
 from s3p_codec.testing.s3p.for_servers import (
     edge_cases,
     malformed,
@@ -21,7 +22,6 @@ from s3p_codec.testing.s3p.for_servers import (
     request_rules,
     requests,
 )
-from s3p_codec.testing.strategies import Malformed, Valid
 from s3p_codec.testing.target import CodecReader, Reader
 
 

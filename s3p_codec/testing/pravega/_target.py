@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from s3p_codec import Role, pravega
+from s3p_codec.testing._strategies import Malformed, Valid
 from s3p_codec.testing.pravega._wire import HELLO
 from s3p_codec.testing.pravega.for_servers import (
     malformed,
@@ -18,7 +19,6 @@ from s3p_codec.testing.pravega.for_servers import (
     request_rules,
     requests,
 )
-from s3p_codec.testing.strategies import Malformed, Valid
 from s3p_codec.testing.target import CodecReader, Reader
 
 

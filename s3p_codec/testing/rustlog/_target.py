@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from s3p_codec import rustlog
+from s3p_codec.testing._strategies import Malformed, Valid
 from s3p_codec.testing.rustlog._wire import _client
 from s3p_codec.testing.rustlog.for_servers import (
     edge_cases,
@@ -19,7 +20,6 @@ from s3p_codec.testing.rustlog.for_servers import (
     request_rules,
     requests,
 )
-from s3p_codec.testing.strategies import Malformed, Valid
 from s3p_codec.testing.target import CodecReader, Reader
 
 

@@ -29,6 +29,7 @@ import attrs
 from hypothesis import strategies as st
 
 from s3p_codec import ProtocolError, Role, s2s
+from s3p_codec.testing._strategies import Answer, Malformed, Valid
 from s3p_codec.testing.s2s._wire import HEAD, STREAM, TOKEN, _chunk, _client
 from s3p_codec.testing.s2s.for_servers import (
     append_inputs,
@@ -36,7 +37,6 @@ from s3p_codec.testing.s2s.for_servers import (
     malformed,
     malformed_rules,
 )
-from s3p_codec.testing.strategies import Answer, Malformed, Valid
 from s3p_codec.testing.target import Reader
 
 _LAST_CHUNK = b"0\r\n\r\n"
