@@ -1,4 +1,4 @@
-"""What every package's state table must prove (``<package>/state.py``)."""
+"""What every package's state table must prove (``<package>/_state.py``)."""
 
 from __future__ import annotations
 

@@ -119,7 +119,7 @@ def test_the_checker_sees_a_forbidden_import(tmp_path: Path) -> None:
     assert "s3p_codec._core.buffer" in names
 
 
-# -- state changes go through each package's table (``<package>/state.py``) ---------------------
+# -- state changes go through each package's table (``<package>/_state.py``) --------------------
 
 
 def _table_names(tree: ast.Module) -> set[str]:
@@ -188,7 +188,7 @@ def test_the_state_machines_are_found() -> None:
 @pytest.mark.parametrize("path", STATEFUL, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_every_state_change_goes_through_the_table(path: Path) -> None:
     # Outside ``__init__`` a connection never names the state it moves to: it names what
-    # happened, and ``state.TRANSITIONS`` (one table per package) says where that leads.
+    # happened, and ``_state.TRANSITIONS`` (one table per package) says where that leads.
     bad = [
         f"line {line} ({function}): self._state = {ast.unparse(value) if value else '?'}"
         for line, function, value, lookup in _state_assignments(path)
@@ -198,16 +198,16 @@ def test_every_state_change_goes_through_the_table(path: Path) -> None:
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_each_package_defines_its_states_in_state_py(protocol: str) -> None:
+def test_each_package_defines_its_states_in_its_state_module(protocol: str) -> None:
     elsewhere = [
         f"{path.relative_to(PACKAGE)}: class {node.name}"
         for path in _sources(protocol)
-        if path.name not in ("state.py", "_state.py")
+        if path.name != "_state.py"
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.ClassDef)
         and (node.name == "ConnectionState" or "StateEnum" in map(ast.unparse, node.bases))
     ]
-    assert any((PACKAGE / protocol / n).is_file() for n in ("_state.py", "state.py"))
+    assert (PACKAGE / protocol / "_state.py").is_file()
     assert not elsewhere, f"states defined outside {protocol}/_state.py: {elsewhere}"
 
 

@@ -2,7 +2,7 @@
 
 A codec never assigns a state of its own accord: it names what happened (a *trigger*: a request
 sent, the peer's stream ended, a fatal error) and its package's table gives the next state.
-A reader finds every legal move of a package in one place (its ``state.py``); a move the table
+A reader finds every legal move of a package in one place (its ``_state.py``); a move the table
 does not hold is a bug in the codec, never the peer's fault, and raises ``IllegalTransition``
 instead of leaving the state as it was.
 
