@@ -215,7 +215,7 @@ print(rows, errors, elapsed, cpu, peak)
 _SPLIT_CHILD = """
 import sys, time
 from s3p_codec.capture import decode_files
-from s3p_codec.capture.observe import default_observer
+from s3p_codec.capture import default_observer
 import s3p_codec.pravega, s3p_codec.rustlog, s3p_codec.s3p  # imported before the clock starts
 mode, path = sys.argv[1], sys.argv[2]
 clock = time.process_time
@@ -341,7 +341,7 @@ server.stop()
 _OPEN_CHILD = """
 import resource, sys, time
 start = time.perf_counter()
-from s3p_codec.capture.inputs import input_size
+from s3p_codec.capture._remote import input_size
 size = input_size(sys.argv[1])
 print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, size)
 """

@@ -32,8 +32,7 @@ import gc, sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[4])
 from benchmarks.flow_state_bench import write_capture
-from s3p_codec.capture import FlowTable
-from s3p_codec.capture.scan import SegmentReader
+from s3p_codec.capture import FlowTable, read_segments
 import s3p_codec.s3p
 
 def rss():
@@ -42,7 +41,7 @@ def rss():
 
 path, flows, inflight = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 write_capture(path, flows, inflight, int(sys.argv[5]))
-segments = list(SegmentReader(str(path)))   # read first: the segments are not the state
+segments = list(read_segments(str(path)))   # read first: the segments are not the state
 gc.collect()
 before = rss()
 table = FlowTable.with_limits()

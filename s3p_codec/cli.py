@@ -217,7 +217,7 @@ def register_live(sub: SubParsers) -> None:
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> int:
     try:
-        from s3p_codec.capture.run import CaptureRun  # noqa: PLC0415 - keeps --help fast
+        from s3p_codec.capture import CaptureRun  # noqa: PLC0415 - keeps --help fast
     except ImportError as exc:
         return _missing(command, exc)
     ports = _ports(parser, args.decode_as)

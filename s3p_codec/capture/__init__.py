@@ -10,16 +10,24 @@ The three steps are pure functions another driver (Spark) calls on its own sched
 ``decode_files(paths)`` runs them in one process in one pass, ``decode_stream(binary_file)``
 decodes a pipe or a growing file as it is written (rows as soon as complete), both bounded by
 ``Limits``; ``rows_to_dataframe``, ``write_jsonl`` and ``write_parquet`` turn rows into tables
-and files.
+and files. ``feed_file`` adds one capture file to a ``FlowTable`` kept between calls (the
+Spark stream's step), and the URL helpers (``is_remote``, ``list_objects``, ``new_objects``...)
+name the objects of a store as the command line and the Spark sources read them.
+
+The implementation modules are private (``_pcap``, ``_reassembly``...): everything public is
+exported here.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from s3p_codec._extras import capture as _capture_extra  # noqa: F401 - MissingExtra without it
-from s3p_codec.capture.detect import DEFAULT_PORTS, PROTOCOLS, parse_decode_as, sniff
-from s3p_codec.capture.observe import (
+from s3p_codec.capture._decoder import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_FLOWS,
+    MAX_TIMED_REQUESTS,
     FileOutcome,
     FlowDecoder,
     FlowTable,
@@ -30,9 +38,12 @@ from s3p_codec.capture.observe import (
     decode_segments,
     decode_stream,
     default_observer,
-    describe_event,
+    feed_file,
 )
-from s3p_codec.capture.pcap import (
+from s3p_codec.capture._describe import describe_event
+from s3p_codec.capture._detect import DEFAULT_PORTS, PROTOCOLS, Verdict, parse_decode_as, sniff
+from s3p_codec.capture._pcap import (
+    MAX_RECORD,
     CaptureFileError,
     Packet,
     Segment,
@@ -42,10 +53,32 @@ from s3p_codec.capture.pcap import (
     read_segments,
     segments_from_bytes,
 )
-from s3p_codec.capture.table import (
+from s3p_codec.capture._reassembly import (
+    HELD_PIECE_COST,
+    Conversation,
+    FlowKey,
+    HalfStream,
+    StreamData,
+    StreamEnd,
+    StreamGap,
+    flow_key,
+)
+from s3p_codec.capture._remote import (
+    LATE_UPLOAD,
+    RemoteInputError,
+    Seen,
+    expand_url,
+    is_remote,
+    list_objects,
+    local_path,
+    new_objects,
+)
+from s3p_codec.capture._table import (
     COLUMNS,
     Column,
     Row,
+    RowErrorCode,
+    Summary,
     arrow_schema,
     format_summary,
     format_table,
@@ -55,15 +88,22 @@ from s3p_codec.capture.table import (
     write_jsonl,
     write_parquet,
 )
-from s3p_codec.capture.tcp import Conversation, FlowKey, HalfStream, flow_key
+
+if TYPE_CHECKING:
+    from s3p_codec.capture._run import CaptureRun
 
 __all__ = [
     "COLUMNS",
     "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_MAX_FLOWS",
     "DEFAULT_PORTS",
+    "HELD_PIECE_COST",
+    "LATE_UPLOAD",
+    "MAX_RECORD",
+    "MAX_TIMED_REQUESTS",
     "PROTOCOLS",
     "CaptureFileError",
+    "CaptureRun",
     "Column",
     "Conversation",
     "FileOutcome",
@@ -73,8 +113,16 @@ __all__ = [
     "HalfStream",
     "Limits",
     "Packet",
+    "RemoteInputError",
     "Row",
+    "RowErrorCode",
+    "Seen",
     "Segment",
+    "StreamData",
+    "StreamEnd",
+    "StreamGap",
+    "Summary",
+    "Verdict",
     "arrow_schema",
     "capture_error_row",
     "capture_order",
@@ -85,10 +133,16 @@ __all__ = [
     "decode_stream",
     "default_observer",
     "describe_event",
+    "expand_url",
+    "feed_file",
     "flow_key",
     "format_summary",
     "format_table",
     "is_error",
+    "is_remote",
+    "list_objects",
+    "local_path",
+    "new_objects",
     "parse_decode_as",
     "read_packets",
     "read_segments",
@@ -99,3 +153,16 @@ __all__ = [
     "write_jsonl",
     "write_parquet",
 ]
+
+# The command line's run of ``decode``/``stats``/``live`` is loaded on first use: it imports
+# argparse, subprocess and the display-filter parser, which a library caller never needs.
+_LAZY = {"CaptureRun": "_run"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 's3p_codec.capture' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"s3p_codec.capture.{module}"), name)
+    globals()[name] = value  # looked up here from now on, and seen by help() and autodoc
+    return value

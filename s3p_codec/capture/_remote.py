@@ -34,7 +34,7 @@ from typing import IO, Any
 from urllib.parse import unquote, urlsplit
 
 from s3p_codec._extras import MissingExtra
-from s3p_codec.capture.pcap import rotation_key
+from s3p_codec.capture._pcap import rotation_key
 
 __all__ = [
     "BLOCK_SIZE",

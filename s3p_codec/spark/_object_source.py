@@ -8,10 +8,10 @@ Like the file source, it hands on paths only: the step reads the objects itself.
 
 The plan:
 
-- The pattern is listed at every trigger, on the driver (``capture.inputs.list_objects``);
+- The pattern is listed at every trigger, on the driver (``capture.list_objects``);
   objects are taken oldest first by modification time, then in capture order.
 - An offset is ``{"seen": [[mtime_ms, url], ...], "batch": [url, ...]}``: what
-  ``capture.inputs.new_objects`` keeps (the objects taken within ``LATE_UPLOAD`` seconds of
+  ``capture.new_objects`` keeps (the objects taken within ``LATE_UPLOAD`` seconds of
   the newest taken: as many as that much traffic brings, whatever the query's age), and the
   objects of the micro-batch that ended at it.
 - ``partitions`` gives the ``batch`` of the end offset, so a micro-batch replayed from the
@@ -30,7 +30,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxFiles
 
-from s3p_codec.capture.inputs import LATE_UPLOAD, list_objects, new_objects
+from s3p_codec.capture import LATE_UPLOAD, list_objects, new_objects
 
 __all__ = ["NAME", "CaptureObjects"]
 

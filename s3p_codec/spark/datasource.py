@@ -41,10 +41,12 @@ from s3p_codec.capture import (
     CaptureFileError,
     capture_order,
     decode_segments,
+    expand_url,
     flow_key,
+    is_remote,
+    local_path,
     read_segments,
 )
-from s3p_codec.capture.inputs import expand_url, is_remote, local_path
 from s3p_codec.spark.flows import capture_error_row, parse_options, rows_to_batch, spark_ddl
 from s3p_codec.spark.segments import file_segments, segment_ddl
 

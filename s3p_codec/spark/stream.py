@@ -61,10 +61,16 @@ from urllib.parse import unquote, urlparse
 import pyarrow as pa
 
 from s3p_codec._core import SnapshotError, checkpoint
-from s3p_codec.capture import CaptureFileError, Limits, Row, capture_error_row, capture_order, lanes
-from s3p_codec.capture.inputs import is_remote, open_input
-from s3p_codec.capture.observe import FlowTable
-from s3p_codec.capture.scan import SegmentReader
+from s3p_codec.capture import (
+    CaptureFileError,
+    FlowTable,
+    Limits,
+    Row,
+    capture_error_row,
+    capture_order,
+    feed_file,
+    is_remote,
+)
 from s3p_codec.spark._snapshots import SnapshotChain
 from s3p_codec.spark.flows import rows_to_batch, spark_ddl
 from s3p_codec.spark.segments import file_error
@@ -155,7 +161,7 @@ def decode_set(
     the directory ``state`` (``_snapshots``), decode the set's new files in capture order,
     yield their rows (lists of at most about ``batch_rows``), and write the next snapshot.
 
-    The files are read here, by the task, straight into the decoder (``lanes.scan``, the
+    The files are read here, by the task, straight into the decoder (``capture.feed_file``, the
     single-process reader): only their paths went through the JVM, and no segment is shuffled.
     """
     files = capture_order(paths)
@@ -213,8 +219,7 @@ def _file_rows(table: FlowTable, path: str) -> Iterator[list[Row]]:
     breaks off), as ``capture.decode_files`` reads each file; a URL (``s3://...``) is read in
     ranged reads through the filesystem layer."""
     try:
-        with open_input(path) as raw:
-            yield from lanes.scan(SegmentReader(path, raw, path, 0), raw, table)
+        yield from feed_file(table, path)
     except (CaptureFileError, OSError) as exc:
         yield [capture_error_row(path, type(exc).__name__, file_error(exc, path))]
 

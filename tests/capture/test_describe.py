@@ -10,8 +10,8 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from s3p_codec.capture import describe
-from s3p_codec.capture.describe import _PAYLOAD_FIELDS, _payload_size, _text, plain
+from s3p_codec.capture import _describe as describe
+from s3p_codec.capture._describe import _PAYLOAD_FIELDS, _payload_size, _text, plain
 
 
 @attrs.frozen

@@ -8,7 +8,7 @@ import struct
 import pytest
 
 from s3p_codec import Role, durable, pravega, s3p
-from s3p_codec.capture.detect import (
+from s3p_codec.capture._detect import (
     DEFAULT_PORTS,
     Sniff,
     Verdict,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from s3p_codec import capture
-from s3p_codec.capture.rowfilter import compile_filter
+from s3p_codec.capture._rowfilter import compile_filter
 
 CAPTURES = Path(__file__).parents[2] / "examples" / "captures"
 

@@ -16,7 +16,7 @@ import pytest
 
 from s3p_codec import s2s
 from s3p_codec.capture import decode_files
-from s3p_codec.capture.detect import sniff
+from s3p_codec.capture._detect import sniff
 
 CAPTURES = Path(__file__).resolve().parents[2] / "examples" / "captures"
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"

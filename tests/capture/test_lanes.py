@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from s3p_codec import Role, pravega
-from s3p_codec.capture import Limits, Row, decode_files, decode_stream, lanes
-from s3p_codec.capture.pcap import LINKTYPE_ETHERNET, LINKTYPE_LINUX_SLL, LINKTYPE_RAW
+from s3p_codec.capture import Limits, Row, decode_files, decode_stream
+from s3p_codec.capture import _lanes as lanes
+from s3p_codec.capture._pcap import LINKTYPE_ETHERNET, LINKTYPE_LINUX_SLL, LINKTYPE_RAW
 from tests.capture.conftest import s3p_exchanges
 from tests.capture.synth import ACK, PSH, Flow, Frame, write_capture
 
@@ -148,7 +149,7 @@ def test_a_message_in_many_segments_with_acks_between_is_one_observer_call(
     """The run of a message: its segments and the peer's acknowledgements reach the Observer
     as one piece, the rows naming the first and last packet of each message as ever."""
     calls: list[int] = []
-    from s3p_codec.capture.observe import default_observer
+    from s3p_codec.capture._decoder import default_observer
 
     def counting(protocol: str) -> object:
         observer = default_observer(protocol)

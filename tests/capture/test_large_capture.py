@@ -20,7 +20,7 @@ import pytest
 
 from s3p_codec import capture
 from s3p_codec.capture import _remote
-from s3p_codec.capture.pcap import MAX_RECORD
+from s3p_codec.capture._pcap import MAX_RECORD
 from tests.s3_support import s3, s3_server, upload
 from tests.spark.captures import s3p_packets
 

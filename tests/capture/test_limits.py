@@ -20,7 +20,7 @@ from s3p_codec.capture import (
     flow_key,
     segments_from_bytes,
 )
-from s3p_codec.capture.tcp import HELD_PIECE_COST, Conversation, StreamGap
+from s3p_codec.capture._reassembly import HELD_PIECE_COST, Conversation, StreamGap
 from tests.capture.conftest import s3p_exchanges
 from tests.capture.synth import Flow, write_capture
 from tests.capture.test_observe import CLIENT, EXPECTED, SERVER, conversation, events, rows_of

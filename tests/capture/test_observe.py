@@ -17,7 +17,7 @@ from s3p_codec.capture import (
     decode_segments,
     segments_from_bytes,
 )
-from s3p_codec.capture.table import RowErrorCode
+from s3p_codec.capture._table import RowErrorCode
 from tests.capture.conftest import s3p_exchanges
 from tests.capture.synth import Flow, Frame, write_capture
 

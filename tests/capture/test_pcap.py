@@ -19,7 +19,7 @@ from s3p_codec.capture import (
     read_segments,
     segments_from_bytes,
 )
-from s3p_codec.capture.pcap import (
+from s3p_codec.capture._pcap import (
     LINKTYPE_ETHERNET,
     LINKTYPE_LINUX_SLL,
     LINKTYPE_LINUX_SLL2,
@@ -201,7 +201,7 @@ def test_the_tcp_flag_bits_are_dpkts_and_reading_a_capture_does_not_import_dpkt(
     import subprocess
     import sys
 
-    from s3p_codec.capture import pcap
+    from s3p_codec.capture import _pcap as pcap
 
     flags = (pcap.TCP_FIN, pcap.TCP_SYN, pcap.TCP_RST, pcap.TCP_PSH, pcap.TCP_ACK)
     assert flags == (

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from s3p_codec.capture import decode_files
-from s3p_codec.capture.pcap import MAX_RECORD, CaptureFileError, read_packets
-from s3p_codec.capture.scan import SegmentReader
+from s3p_codec.capture._pcap import MAX_RECORD, CaptureFileError, read_packets
+from s3p_codec.capture._scan import SegmentReader
 from tests.capture.synth import Flow, write_capture
 
 SNAPLEN_2GIB = 0x7FFFFFFF

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from s3p_codec.capture import Row
-from s3p_codec.capture.rowfilter import FilterError, compile_filter
+from s3p_codec.capture._rowfilter import FilterError, compile_filter
 
 
 def row(**changes: object) -> Row:

@@ -18,7 +18,7 @@ import pytest
 
 from s3p_codec import Direction
 from s3p_codec.capture import Row, decode_files, read_segments
-from s3p_codec.capture.observe import FlowTable
+from s3p_codec.capture._decoder import FlowTable
 
 CAPTURES = Path(__file__).resolve().parents[2] / "examples" / "captures"
 SAMPLES = sorted(p for p in CAPTURES.iterdir() if ".pcap" in p.name)

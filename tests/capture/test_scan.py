@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from s3p_codec.capture import CaptureFileError, Segment, decode_packet, read_packets
-from s3p_codec.capture import scan as scan_module
-from s3p_codec.capture.pcap import (
+from s3p_codec.capture import _scan as scan_module
+from s3p_codec.capture._pcap import (
     LINKTYPE_ETHERNET,
     LINKTYPE_LINUX_SLL,
     LINKTYPE_LINUX_SLL2,
@@ -19,7 +19,7 @@ from s3p_codec.capture.pcap import (
     LINKTYPE_NULL,
     LINKTYPE_RAW,
 )
-from s3p_codec.capture.scan import SegmentReader
+from s3p_codec.capture._scan import SegmentReader
 from tests.capture.synth import Flow, write_capture
 
 LINKTYPES = [

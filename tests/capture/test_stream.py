@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from s3p_codec.capture import Row, decode_files, decode_stream
-from s3p_codec.capture.run import FollowedFile, decode_followed
+from s3p_codec.capture._run import FollowedFile, decode_followed
 from tests.capture.synth import Flow, write_capture
 from tests.capture.test_observe import EXPECTED, SERVER, conversation, events
 

@@ -23,7 +23,7 @@ from s3p_codec.capture import (
     write_jsonl,
     write_parquet,
 )
-from s3p_codec.capture.describe import describe_event
+from s3p_codec.capture._describe import describe_event
 from tests.capture.synth import Flow, write_capture
 from tests.capture.test_observe import CLIENT, SERVER, conversation
 
@@ -127,7 +127,7 @@ def test_parquet_read_back_by_pandas_has_the_dataframe_dtypes(
     (a nullable ``Int64`` ``pair_id``, not float64), so a notebook can mix the two."""
     import pandas as pd
 
-    from s3p_codec.capture.table import rows_to_dataframe, write_parquet
+    from s3p_codec.capture._table import rows_to_dataframe, write_parquet
 
     path = tmp_path / "rows.parquet"
     write_parquet(rows, str(path))
@@ -147,7 +147,7 @@ def test_an_event_rows_detail_is_made_when_read_and_is_the_short_repr(tmp_path: 
 
     from s3p_codec import Role
     from s3p_codec.capture import Row, decode_files
-    from s3p_codec.capture.describe import short_repr
+    from s3p_codec.capture._describe import short_repr
 
     flow = Flow()
     frames = flow.handshake() + flow.send(True, s3p.Connection(Role.CLIENT).send(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from s3p_codec.capture.inputs import new_objects
+from s3p_codec.capture import new_objects
 
 MS = 1_000_000  # ns
 

@@ -187,7 +187,7 @@ class _Detail:
             return self._slot
         value = self._slot.__get__(row, owner)
         if type(value) is _Later:
-            from s3p_codec.capture.describe import short_repr  # noqa: PLC0415 - no cycle at load
+            from s3p_codec.capture._describe import short_repr  # noqa: PLC0415 - no cycle at load
 
             value = short_repr(row.event)
             self._slot.__set__(row, value)

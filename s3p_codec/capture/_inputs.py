@@ -13,6 +13,7 @@ import glob
 import os
 from collections.abc import Iterable
 
+from s3p_codec.capture._pcap import capture_order
 from s3p_codec.capture._remote import (
     LATE_UPLOAD,
     RemoteInputError,
@@ -26,7 +27,6 @@ from s3p_codec.capture._remote import (
     new_objects,
     open_input,
 )
-from s3p_codec.capture.pcap import capture_order
 
 __all__ = [
     "LATE_UPLOAD",

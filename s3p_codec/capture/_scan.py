@@ -24,8 +24,7 @@ import struct
 from collections.abc import Iterator
 from typing import IO
 
-from s3p_codec.capture._remote import open_input
-from s3p_codec.capture.pcap import (
+from s3p_codec.capture._pcap import (
     _ADDRESSES,
     _PCAP_MAGIC,
     FRAMES,
@@ -42,6 +41,7 @@ from s3p_codec.capture.pcap import (
     maybe_gunzip,
     read_packets,
 )
+from s3p_codec.capture._remote import open_input
 
 __all__ = ["PacketRef", "Record", "SegmentReader", "segment_of"]
 

@@ -25,16 +25,7 @@ from typing import IO, Any, TextIO, cast
 
 import attrs
 
-from s3p_codec.capture.inputs import (
-    LATE_UPLOAD,
-    RemoteInputError,
-    Seen,
-    expand_inputs,
-    is_remote,
-    list_objects,
-    new_objects,
-)
-from s3p_codec.capture.observe import (
+from s3p_codec.capture._decoder import (
     FileOutcome,
     FlowTable,
     Limits,
@@ -43,9 +34,18 @@ from s3p_codec.capture.observe import (
     decode_in_turn,
     decode_stream,
 )
-from s3p_codec.capture.pcap import READ_CHUNK, Packet, PrefixedStream, capture_order, read_packets
-from s3p_codec.capture.rowfilter import FilterError, RowFilter, compile_filter
-from s3p_codec.capture.table import (
+from s3p_codec.capture._inputs import (
+    LATE_UPLOAD,
+    RemoteInputError,
+    Seen,
+    expand_inputs,
+    is_remote,
+    list_objects,
+    new_objects,
+)
+from s3p_codec.capture._pcap import READ_CHUNK, Packet, PrefixedStream, capture_order, read_packets
+from s3p_codec.capture._rowfilter import FilterError, RowFilter, compile_filter
+from s3p_codec.capture._table import (
     COLUMN_NAMES,
     STATS_COLUMNS,
     Row,
@@ -384,7 +384,7 @@ class CaptureRun:
         if outcome.error is not None:
             detail = getattr(outcome.error, "message", None)
             if detail is None:
-                from s3p_codec.capture.inputs import unreadable_reason  # noqa: PLC0415
+                from s3p_codec.capture._inputs import unreadable_reason  # noqa: PLC0415
 
                 detail = unreadable_reason(outcome.path) or str(outcome.error)
             print(f"s3p-codec: {outcome.path}: {detail}", file=sys.stderr, flush=True)
@@ -466,7 +466,7 @@ class CaptureRun:
         return 0
 
     def _write(self, rows: Iterator[Row], fmt: str, out_path: str | None) -> None:
-        from s3p_codec.capture.table import write_json, write_jsonl, write_parquet  # noqa: PLC0415
+        from s3p_codec.capture._table import write_json, write_jsonl, write_parquet  # noqa: PLC0415
 
         if self.command == "stats":
             for _ in rows:

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from s3p_codec._core import Direction
-from s3p_codec.capture.pcap import (
+from s3p_codec.capture._pcap import (
     FRAMES,
     CaptureFileError,
     Packet,
@@ -40,11 +40,11 @@ from s3p_codec.capture.pcap import (
     fast_ipv4_tcp,
     maybe_gunzip,
 )
-from s3p_codec.capture.scan import SegmentReader
-from s3p_codec.capture.table import Row
+from s3p_codec.capture._scan import SegmentReader
+from s3p_codec.capture._table import Row
 
 if TYPE_CHECKING:
-    from s3p_codec.capture.observe import FlowDecoder, FlowTable
+    from s3p_codec.capture._decoder import FlowDecoder, FlowTable
 
 __all__ = ["scan"]
 

@@ -28,11 +28,10 @@ import attrs
 
 import s3p_codec
 from s3p_codec._core import Direction, Observed, ObservedError, ObservedGap, Observer, checkpoint
-from s3p_codec.capture import lanes
-from s3p_codec.capture._remote import input_size, open_input
-from s3p_codec.capture.describe import describe_event, plain, short_repr, shorten
-from s3p_codec.capture.detect import DEFAULT_PORTS, SNIFF_LIMIT, sniff
-from s3p_codec.capture.pcap import (
+from s3p_codec.capture import _lanes as lanes
+from s3p_codec.capture._describe import describe_event, plain, short_repr, shorten
+from s3p_codec.capture._detect import DEFAULT_PORTS, SNIFF_LIMIT, sniff
+from s3p_codec.capture._pcap import (
     TCP_ACK,
     TCP_SYN,
     CaptureFileError,
@@ -43,9 +42,7 @@ from s3p_codec.capture.pcap import (
     maybe_gunzip,
     read_packets,
 )
-from s3p_codec.capture.scan import PacketRef, SegmentReader, segment_of
-from s3p_codec.capture.table import LATER, Row, RowErrorCode
-from s3p_codec.capture.tcp import (
+from s3p_codec.capture._reassembly import (
     DEFAULT_MAX_PENDING,
     HELD_PIECE_COST,
     Conversation,
@@ -58,6 +55,9 @@ from s3p_codec.capture.tcp import (
     StreamItem,
     flow_key,
 )
+from s3p_codec.capture._remote import input_size, open_input
+from s3p_codec.capture._scan import PacketRef, SegmentReader, segment_of
+from s3p_codec.capture._table import LATER, Row, RowErrorCode
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
@@ -72,6 +72,7 @@ __all__ = [
     "decode_segments",
     "decode_stream",
     "describe_event",
+    "feed_file",
     "short_repr",
 ]
 
@@ -1087,6 +1088,17 @@ def decode_in_turn(
             on_file(FileOutcome(path, packets, error))
         if bar is not None and sizes is not None:
             bar.update(sizes[path] - done)
+
+
+def feed_file(table: FlowTable, path: str, file_index: int = 0) -> Iterator[list[Row]]:
+    """Feed every packet of the capture file (or object URL) ``path`` to ``table``, as
+    ``decode_files`` reads each of its files, and yield the rows they complete, a list at a time
+    (empty lists too, every few thousand packets); the conversations still open stay open in
+    ``table``, for the next file. Raises ``CaptureFileError`` for a file that is not a capture
+    or breaks off, ``OSError`` for one that cannot be read, after the rows of the packets
+    before (``decode_files`` makes either a ``capture_error`` row)."""
+    with open_input(path) as raw:
+        yield from lanes.scan(SegmentReader(path, raw, path, file_index), raw, table)
 
 
 def decode_stream(

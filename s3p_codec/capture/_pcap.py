@@ -647,7 +647,7 @@ def read_segments(path: str, file_index: int = 0, name: str | None = None) -> It
     ``name`` is what rows show as the capture file (default: ``path``).
     """
     # The reader lives in its own module, which builds on this one.
-    from s3p_codec.capture.scan import SegmentReader  # noqa: PLC0415
+    from s3p_codec.capture._scan import SegmentReader  # noqa: PLC0415
 
     return iter(SegmentReader(path, file=name, file_index=file_index))
 
