@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from s3p_codec import Direction, Role, s2s
 from s3p_codec._core import Observed, ObservedError, ObservedGap
 from s3p_codec._core import Observer as ObserverProtocol
-from s3p_codec.s2s._observer_h2 import MAX_RESET_STREAMS, PREFACE, Http2ErrorCode, Http2Observer
+from s3p_codec._core.h2input import MAX_RESET_STREAMS, PREFACE, Http2ErrorCode
+from s3p_codec.s2s._observer_h2 import Http2Observer
 from tests.observer_support import Damage, damaged_decoding, damages, interleaved, pieces
 
 C2S, S2C = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
@@ -179,6 +180,25 @@ def test_the_http2_observer_and_s2s_observer_agree() -> None:
     _append_session(wire, 1)
     direct = _outputs(bytes(wire.c2s), bytes(wire.s2c), Http2Observer())
     assert _outputs(bytes(wire.c2s), bytes(wire.s2c)) == direct
+
+
+@pytest.mark.parametrize("cut", [0.3, 0.5, 0.8])
+def test_a_snapshot_taken_mid_connection_decodes_on_alike(cut: float) -> None:
+    # The snapshot holds the frame readers, the hpack decoders' tables and the open sessions;
+    # restored, it decodes the rest as the Observer it was taken from does.
+    wire, _ = _multiplexed()
+    c2s, s2c = bytes(wire.c2s), bytes(wire.s2c)
+    at_c, at_s = int(len(c2s) * cut), int(len(s2c) * cut)
+
+    def second_half(observer: s2s.Observer) -> list[object]:
+        out = [*observer.observe(C2S, c2s[at_c:]), *observer.observe(S2C, s2c[at_s:])]
+        return [*out, *observer.close(C2S), *observer.close(S2C)]
+
+    observer = s2s.Observer()
+    before = [*observer.observe(C2S, c2s[:at_c]), *observer.observe(S2C, s2c[:at_s])]
+    restored = second_half(s2s.Observer.restore(observer.snapshot()))
+    assert restored == second_half(observer)
+    assert len(_observed(before + restored)) == 10  # every event of both sessions
 
 
 def _multiplexed() -> tuple[Wire, list[object]]:
@@ -541,6 +561,7 @@ def test_header_blocks_and_open_sessions_are_bounded() -> None:
 
 def test_without_hpack_http2_is_reported_not_crashed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(sys.modules, "s3p_codec.s2s._observer_h2")
+    monkeypatch.delitem(sys.modules, "s3p_codec._core.h2input", raising=False)
     monkeypatch.setitem(sys.modules, "hpack", None)  # makes ``import hpack`` fail
     observer = s2s.Observer()
     out = observer.observe(C2S, _handmade([]))
