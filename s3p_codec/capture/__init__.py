@@ -42,17 +42,8 @@ from s3p_codec.capture._decoder import (
 )
 from s3p_codec.capture._describe import describe_event
 from s3p_codec.capture._detect import DEFAULT_PORTS, PROTOCOLS, Verdict, parse_decode_as, sniff
-from s3p_codec.capture._pcap import (
-    MAX_RECORD,
-    CaptureFileError,
-    Packet,
-    Segment,
-    capture_order,
-    decode_packet,
-    read_packets,
-    read_segments,
-    segments_from_bytes,
-)
+from s3p_codec.capture._packets import Packet, Segment, decode_packet
+from s3p_codec.capture._pcap import MAX_RECORD, CaptureFileError, capture_order, read_packets
 from s3p_codec.capture._reassembly import (
     HELD_PIECE_COST,
     Conversation,
@@ -73,6 +64,7 @@ from s3p_codec.capture._remote import (
     local_path,
     new_objects,
 )
+from s3p_codec.capture._scan import read_segments, segments_from_bytes
 from s3p_codec.capture._table import (
     COLUMNS,
     Column,

@@ -31,17 +31,16 @@ from s3p_codec._core import Direction, Observed, ObservedError, ObservedGap, Obs
 from s3p_codec.capture import _lanes as lanes
 from s3p_codec.capture._describe import describe_event, plain, short_repr, shorten
 from s3p_codec.capture._detect import DEFAULT_PORTS, SNIFF_LIMIT, sniff
-from s3p_codec.capture._pcap import (
+from s3p_codec.capture._packets import (
     TCP_ACK,
     TCP_SYN,
-    CaptureFileError,
+    PacketRef,
     Segment,
     bare,
-    capture_order,
     decode_packet,
-    maybe_gunzip,
-    read_packets,
+    segment_of,
 )
+from s3p_codec.capture._pcap import CaptureFileError, capture_order, maybe_gunzip, read_packets
 from s3p_codec.capture._reassembly import (
     DEFAULT_MAX_PENDING,
     HELD_PIECE_COST,
@@ -56,7 +55,7 @@ from s3p_codec.capture._reassembly import (
     flow_key,
 )
 from s3p_codec.capture._remote import input_size, open_input
-from s3p_codec.capture._scan import PacketRef, SegmentReader, segment_of
+from s3p_codec.capture._scan import SegmentReader
 from s3p_codec.capture._table import LATER, Row, RowErrorCode
 
 __all__ = [

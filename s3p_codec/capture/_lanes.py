@@ -27,19 +27,18 @@ idle gaps).
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from s3p_codec._core import Direction
-from s3p_codec.capture._pcap import (
+from s3p_codec.capture._packets import (
     FRAMES,
-    CaptureFileError,
     Packet,
-    _decode_with_dpkt,
+    decode_with_dpkt,
     fast_ipv4_tcp,
-    maybe_gunzip,
+    link_struct,
 )
+from s3p_codec.capture._pcap import CaptureFileError, maybe_gunzip
 from s3p_codec.capture._scan import SegmentReader
 from s3p_codec.capture._table import Row
 
@@ -62,17 +61,7 @@ addresses and ports as one: version/IHL, total length, flags/fragment, protocol,
 ports, seq, ack, data offset, flags."""
 
 
-def _headers(linktype: int) -> struct.Struct:
-    """The one unpack of a link type's plain IPv4/TCP packet, from its EtherType on (or from the
-    IP header when there is none)."""
-    at, ethertype_at, _ = FRAMES[linktype]
-    if ethertype_at is None:
-        return struct.Struct("!" + _LANE_FIELDS)
-    pad = at - ethertype_at - 2
-    return struct.Struct("!H" + (f"{pad}x" if pad else "") + _LANE_FIELDS)
-
-
-_HEADERS = {linktype: _headers(linktype) for linktype in FRAMES}
+_HEADERS = {linktype: link_struct(linktype, _LANE_FIELDS) for linktype in FRAMES}
 
 
 def scan(reader: SegmentReader, raw: IO[bytes], table: FlowTable) -> Iterator[list[Row]]:
@@ -194,7 +183,7 @@ def _in_place(
                 segment = fast_ipv4_tcp(buf, base, caplen, frame, file, index, number, ts)
                 if segment is False:
                     packet = Packet(number, ts, linktype, buf[base : base + caplen])
-                    segment = _decode_with_dpkt(packet, file, index)
+                    segment = decode_with_dpkt(packet, file, index)
                 if segment is not None:
                     rows = table.add(segment)
                     if rows:

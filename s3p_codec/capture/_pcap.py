@@ -1,80 +1,56 @@
-"""Capture files to TCP segments: pcap and pcapng (optionally gzip-compressed).
+"""Capture files to packets: pcap and pcapng, optionally gzip-compressed, from a file or a pipe.
 
-Link layers: Ethernet (VLAN tags included, as dpkt decodes them), Linux cooked captures SLL and
-SLL2 (``tcpdump -i any``), BSD loopback NULL and LOOP (and raw IP). Network layers: IPv4 and
-IPv6. Everything else (ARP, UDP, ICMP, IP fragments after the first) is skipped.
+The plan:
 
-This module is the first of the three pure steps of the capture pipeline (segments per file,
-grouping by flow, decoding per flow); ``read_segments`` depends only on its arguments, so a Spark
-task can call it on one file of a rotated capture set while other tasks read the others.
+1. ``maybe_gunzip`` looks at the first two bytes (peeked, or read and put back in front with
+   ``PrefixedStream``: a pipe cannot seek) and unzips when they are gzip's magic.
+2. ``read_packets`` reads the capture header: a classic pcap file (``classic_header``: byte
+   order, timestamp resolution, one link type for the file) or a pcapng section header. Then
+   the records, strictly forward, each yielded as soon as it is complete (rows of a live
+   capture come while it is written). pcapng interfaces keep their own link type and
+   timestamp resolution.
+3. Every read is bounded by the bytes the file really holds (``read_exactly`` reads long
+   records in chunks of ``READ_CHUNK``), and a record longer than ``MAX_RECORD`` (a pcapng block
+   longer than ``MAX_BLOCK``) is corruption: a record claiming gigabytes costs what is there.
+4. A file cut inside a record says where it breaks off (``CaptureFileError``), after every whole
+   record before it. The reader of records in place (``_scan``) words its errors with the same
+   functions (``record_header_cut``, ``record_too_long``, ``record_cut``).
 
-Both formats are read here, strictly forward (a pipe works: no seeking), each read bounded by
-the bytes the file really holds: a file cut inside a packet says where it breaks off, and a
-record claiming gigabytes costs what is there. pcapng interfaces keep their own link type and
-timestamp resolution.
+``capture_order`` sorts the files of a rotated set (``cap2`` before ``cap10``).
 """
 
 from __future__ import annotations
 
 import gzip
 import io
-import ipaddress
 import re
-import socket
 import struct
 import zlib
-from collections.abc import Iterable, Iterator
-from typing import IO, Any, Literal
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any
 
-import attrs
+from s3p_codec.capture._packets import Packet
 
 __all__ = [
+    "MAX_BLOCK",
+    "MAX_RECORD",
+    "PCAP_MAGIC",
+    "READ_CHUNK",
     "CaptureFileError",
-    "Packet",
     "PrefixedStream",
-    "Segment",
-    "TCP_ACK",
-    "TCP_FIN",
-    "TCP_PSH",
-    "TCP_RST",
-    "TCP_SYN",
     "capture_order",
-    "decode_packet",
+    "classic_header",
     "maybe_gunzip",
-    "rotation_key",
     "open_capture",
+    "read_exactly",
     "read_packets",
-    "read_segments",
-    "segments_from_bytes",
+    "record_cut",
+    "record_header_cut",
+    "record_too_long",
+    "rotation_key",
 ]
 
-# The flag bits of the TCP header's control field (RFC 9293, section 3.1), written out here so
-# that importing this module does not import dpkt: dpkt imports every protocol module it has
-# (a fifth of a second), and only packets the fast readers do not take need it.
-#: TCP flag bit: FIN (the sender closed its direction).
-TCP_FIN = 0x01
-#: TCP flag bit: SYN (connection start).
-TCP_SYN = 0x02
-#: TCP flag bit: RST (connection reset).
-TCP_RST = 0x04
-#: TCP flag bit: PSH.
-TCP_PSH = 0x08
-#: TCP flag bit: ACK.
-TCP_ACK = 0x10
-
 _GZIP_MAGIC = b"\x1f\x8b"
-# Link types (https://www.tcpdump.org/linktypes.html) and how far the network header is.
-LINKTYPE_NULL = 0
-LINKTYPE_ETHERNET = 1
-LINKTYPE_RAW = 101
-LINKTYPE_RAW_OPENBSD = 12
-LINKTYPE_RAW_BSD = 14
-LINKTYPE_LOOP = 108
-LINKTYPE_LINUX_SLL = 113
-LINKTYPE_LINUX_SLL2 = 276
-LINKTYPE_IPV4 = 228
-LINKTYPE_IPV6 = 229
-_RAW_IP = {LINKTYPE_RAW, LINKTYPE_RAW_OPENBSD, LINKTYPE_RAW_BSD, LINKTYPE_IPV4, LINKTYPE_IPV6}
 
 
 class CaptureFileError(Exception):
@@ -91,51 +67,6 @@ class CaptureFileError(Exception):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (CaptureFileError, (self.file, self.message))
-
-
-@attrs.frozen(slots=True)
-class Packet:
-    """One record of a capture file: 1-based ``number`` as Wireshark counts, raw link bytes."""
-
-    number: int
-    ts: float
-    linktype: int
-    data: bytes
-
-
-@attrs.frozen(slots=True)
-class Segment:
-    """One TCP segment, with just what reassembly and the rows need (picklable).
-
-    ``file_index`` orders files of a rotated capture set; (file_index, number) orders segments.
-    ``length`` is the payload length the IP header declares; ``payload`` may be shorter when the
-    capture's snap length cut the packet (the reassembler reports the rest as missing).
-    """
-
-    file: str
-    file_index: int
-    number: int
-    ts: float
-    src: str
-    sport: int
-    dst: str
-    dport: int
-    seq: int
-    ack: int
-    flags: int
-    payload: bytes
-    length: int
-
-    @property
-    def order(self) -> tuple[int, int]:
-        """Sort key of this segment within a capture set."""
-        return (self.file_index, self.number)
-
-
-def bare(segment: Segment) -> Segment:
-    """``segment`` without its payload: what a checkpoint keeps of a segment that only says
-    which packet carried some bytes (those bytes are kept where they wait, if they do)."""
-    return attrs.evolve(segment, payload=b"") if segment.payload else segment
 
 
 class PrefixedStream(io.RawIOBase):
@@ -196,7 +127,7 @@ def maybe_gunzip(raw: IO[bytes]) -> IO[bytes]:
         raw.seek(0)
         source = raw
     else:
-        head = _read_exactly(raw.read, 2)
+        head = read_exactly(raw.read, 2)
         source = PrefixedStream(head, raw)
     if head == _GZIP_MAGIC:
         unzipped: IO[bytes] = gzip.GzipFile(fileobj=source, mode="rb")  # type: ignore[assignment]
@@ -210,7 +141,8 @@ def open_capture(path: str) -> IO[bytes]:
     return maybe_gunzip(open(path, "rb"))
 
 
-_PCAP_MAGIC = {
+#: A classic pcap file's magic: its byte order and timestamp units per second.
+PCAP_MAGIC = {
     b"\xd4\xc3\xb2\xa1": ("<", 1_000_000),
     b"\xa1\xb2\xc3\xd4": (">", 1_000_000),
     b"\x4d\x3c\xb2\xa1": ("<", 1_000_000_000),  # nanosecond timestamps
@@ -230,7 +162,7 @@ the file still holds costs only what the file holds (a 4 GiB claim in a 1 KiB fi
 at most one chunk, instead of 4 GiB up front)."""
 
 
-def _read_exactly(read: Any, size: int) -> bytes:
+def read_exactly(read: Callable[[int], bytes], size: int) -> bytes:
     """Up to ``size`` bytes (fewer only at the end of the stream), memory bounded by the bytes
     that really come: a pipe's short reads are retried, and large sizes are read in chunks."""
     data = read(size) if size <= READ_CHUNK else read(READ_CHUNK)
@@ -245,8 +177,39 @@ def _read_exactly(read: Any, size: int) -> bytes:
     return bytes(parts)
 
 
+def classic_header(head: bytes) -> tuple[str, int, int, int] | None:
+    """(byte order, timestamp units per second, snap length, link type) of the 24-byte header
+    of a classic pcap file; None when ``head`` does not start with a pcap magic."""
+    known = PCAP_MAGIC.get(head[:4])
+    if known is None:
+        return None
+    order, divisor = known
+    snaplen, network = struct.unpack(order + "II", head[16:24])
+    return order, divisor, snaplen, network & 0x0FFFFFFF  # the upper bits carry FCS information
+
+
+def record_header_cut(name: str, number: int, got: int) -> CaptureFileError:
+    """The error of a classic pcap file that ends inside the header of record ``number``."""
+    return CaptureFileError(
+        name, f"broken after packet {number - 1} (record header cut at {got} of 16)"
+    )
+
+
+def record_too_long(name: str, number: int, caplen: int) -> CaptureFileError:
+    """The error of a record that claims more than ``MAX_RECORD`` bytes."""
+    return CaptureFileError(
+        name, f"broken at packet {number} (claims {caplen} bytes, over the {MAX_RECORD}"
+        " bytes any record may hold, MAX_RECORD)"
+    )  # fmt: skip
+
+
+def record_cut(name: str, number: int, got: int, caplen: int) -> CaptureFileError:
+    """The error of a file that ends inside record ``number`` (``got`` of its bytes there)."""
+    return CaptureFileError(name, f"broken inside packet {number} ({got} of its {caplen} bytes)")
+
+
 def _classic_records(
-    stream: IO[bytes], name: str, order: str, divisor: int, snaplen: int
+    stream: IO[bytes], name: str, order: str, divisor: int
 ) -> Iterator[tuple[float, int, bytes]]:
     """The records of a classic pcap file after its 24-byte header.
 
@@ -254,26 +217,18 @@ def _classic_records(
     file as if it were whole: a capture killed mid-write must say where it breaks off.
     """
     record = struct.Struct(order + "IIII")
-    limit = MAX_RECORD
     read = stream.read
     number = 0
-    while head := _read_exactly(read, 16):
+    while head := read_exactly(read, 16):
         number += 1
         if len(head) < 16:
-            raise CaptureFileError(
-                name, f"broken after packet {number - 1} (record header cut at {len(head)} of 16)"
-            )
+            raise record_header_cut(name, number, len(head))
         sec, frac, caplen, _ = record.unpack(head)
-        if caplen > limit:
-            raise CaptureFileError(
-                name, f"broken at packet {number} (claims {caplen} bytes, over the {MAX_RECORD}"
-                " bytes any record may hold, MAX_RECORD)"
-            )
-        data = _read_exactly(read, caplen)
+        if caplen > MAX_RECORD:
+            raise record_too_long(name, number, caplen)
+        data = read_exactly(read, caplen)
         if len(data) < caplen:
-            raise CaptureFileError(
-                name, f"broken inside packet {number} ({len(data)} of its {caplen} bytes)"
-            )
+            raise record_cut(name, number, len(data), caplen)
         yield sec + frac / divisor, 0, data
 
 
@@ -304,16 +259,16 @@ def _pcapng_records(stream: IO[bytes], name: str) -> Iterator[tuple[float, int, 
     first = True
     while True:
         if first:
-            head = _PCAPNG_SHB + _read_exactly(read, 4)
+            head = _PCAPNG_SHB + read_exactly(read, 4)
             first = False
         else:
-            head = _read_exactly(read, 8)
+            head = read_exactly(read, 8)
             if not head:
                 return
         if len(head) < 8:
             raise CaptureFileError(name, f"broken after packet {number} (block header cut)")
         if head[:4] == _PCAPNG_SHB:
-            magic = _read_exactly(read, 4)
+            magic = read_exactly(read, 4)
             if magic == b"\x4d\x3c\x2b\x1a":
                 order = "<"
             elif magic == b"\x1a\x2b\x3c\x4d":
@@ -332,7 +287,7 @@ def _pcapng_records(stream: IO[bytes], name: str) -> Iterator[tuple[float, int, 
                 name, f"broken after packet {number} (block of type {block_type:#x} claims "
                 f"{length} bytes)"
             )  # fmt: skip
-        body = _read_exactly(read, body_size + 4)
+        body = read_exactly(read, body_size + 4)
         if len(body) < body_size + 4:
             raise CaptureFileError(
                 name, f"broken inside the block after packet {number} "
@@ -388,18 +343,17 @@ def _tsresol(options: bytes, order: str) -> float:
 
 def _reader(stream: IO[bytes], name: str) -> Iterator[tuple[float, int, bytes]]:
     """(timestamp, link type, bytes) of every packet, from the file's first byte on."""
-    magic = _read_exactly(stream.read, 4)
+    magic = read_exactly(stream.read, 4)
     if not magic:
         raise CaptureFileError(name, "empty file (no capture header)")
-    known = _PCAP_MAGIC.get(magic)
-    if known is not None:
-        rest = _read_exactly(stream.read, 20)
+    if magic in PCAP_MAGIC:
+        rest = read_exactly(stream.read, 20)
         if len(rest) < 20:
             raise CaptureFileError(name, "not a pcap or pcapng file (header cut short)")
-        order, divisor = known
-        snaplen, network = struct.unpack(order + "II", rest[12:20])
-        linktype = network & 0x0FFFFFFF  # the upper bits carry FCS information
-        for ts, _, data in _classic_records(stream, name, order, divisor, snaplen):
+        header = classic_header(magic + rest)
+        assert header is not None  # the magic is known
+        order, divisor, _, linktype = header
+        for ts, _, data in _classic_records(stream, name, order, divisor):
             yield ts, linktype, data
         return
     if magic == _PCAPNG_SHB:
@@ -435,223 +389,6 @@ def read_packets(path: str, stream: IO[bytes] | None = None) -> Iterator[Packet]
             fileobj.close()
 
 
-def _network_layer(linktype: int, buf: bytes) -> Any:
-    """The dpkt IP or IP6 object inside a link-layer frame, or None."""
-    import dpkt  # noqa: PLC0415 - on first use (see TCP_FIN)
-
-    if linktype == LINKTYPE_ETHERNET:
-        frame: object = dpkt.ethernet.Ethernet(buf)
-        return getattr(frame, "data", None)
-    if linktype == LINKTYPE_LINUX_SLL:
-        return dpkt.sll.SLL(buf).data
-    if linktype == LINKTYPE_LINUX_SLL2:
-        return dpkt.sll2.SLL2(buf).data
-    if linktype in (LINKTYPE_NULL, LINKTYPE_LOOP):
-        # The 4-byte address family is in host order for NULL, network order for LOOP, and its
-        # IPv6 value differs per OS (10, 24, 28, 30): the IP version nibble says it all.
-        buf = buf[4:]
-    elif linktype not in _RAW_IP:
-        return None
-    if not buf:
-        return None
-    version = buf[0] >> 4
-    if version == 4:
-        return dpkt.ip.IP(buf)
-    if version == 6:
-        return dpkt.ip6.IP6(buf)
-    return None
-
-
-# The fast path: where IPv4 starts in each link layer whose header is fixed-size, and how to tell
-# that it is IPv4 (the EtherType field, or nothing: the version nibble decides).
-_IPV4_AT: dict[int, tuple[int, int | None]] = {
-    LINKTYPE_ETHERNET: (14, 12),
-    LINKTYPE_LINUX_SLL: (16, 14),
-    LINKTYPE_LINUX_SLL2: (20, 0),
-    LINKTYPE_NULL: (4, None),
-    LINKTYPE_LOOP: (4, None),
-    LINKTYPE_RAW: (0, None),
-    LINKTYPE_RAW_OPENBSD: (0, None),
-    LINKTYPE_RAW_BSD: (0, None),
-    LINKTYPE_IPV4: (0, None),
-}
-_IPV4_HEADER = struct.Struct("!BxHxxHxB")  # version/IHL, total length, flags/fragment, protocol
-_TCP_HEADER = struct.Struct("!HHIIBB")  # ports, seq, ack, data offset, flags
-_ADDRESSES: dict[bytes, str] = {}
-_IPV4_TCP = "BxHxxHxBxx4s4sHHIIBB"
-"""An IPv4 header without options and the TCP header after it: version/IHL, total length,
-flags/fragment, protocol, addresses, ports, seq, ack, data offset, flags."""
-
-
-def _frame(at: int, ethertype_at: int | None) -> tuple[int, int | None, struct.Struct]:
-    """``_IPV4_AT``'s entry with the one ``struct`` that reads, from the EtherType on (or from
-    the IP header when there is none), every header field of a plain IPv4/TCP frame."""
-    if ethertype_at is None:
-        return at, None, struct.Struct("!" + _IPV4_TCP)
-    pad = at - ethertype_at - 2
-    return at, ethertype_at, struct.Struct("!H" + (f"{pad}x" if pad else "") + _IPV4_TCP)
-
-
-#: Per link type: where IPv4 starts, where its EtherType is, and the one unpack of both headers.
-FRAMES = {linktype: _frame(*where) for linktype, where in _IPV4_AT.items()}
-
-
-def decode_packet(packet: Packet, file: str = "", file_index: int = 0) -> Segment | None:
-    """The TCP segment a packet carries, or None (not TCP/IP, malformed, or a later fragment).
-
-    Plain IPv4 over a fixed-size link header (nearly every packet of a capture) is read with one
-    ``struct`` unpack (two with IP options), for speed; everything else (VLAN tags, IPv6,
-    anything unusual or broken) goes through dpkt. The two paths agree on every packet: a
-    property test checks it.
-    """
-    frame = FRAMES.get(packet.linktype)
-    if frame is not None:
-        data = packet.data
-        segment = fast_ipv4_tcp(
-            data, 0, len(data), frame, file, file_index, packet.number, packet.ts
-        )
-        if segment is not False:
-            return segment
-    return _decode_with_dpkt(packet, file, file_index)
-
-
-def fast_ipv4_tcp(  # noqa: PLR0917 - a hot path: no keyword-argument overhead
-    buf: bytes,
-    base: int,
-    size: int,
-    frame: tuple[int, int | None, struct.Struct],
-    file: str,
-    file_index: int,
-    number: int,
-    ts: float,
-) -> Segment | Literal[False] | None:
-    """Decode plain IPv4/TCP by hand from the frame ``buf[base : base + size]``, read in place
-    (``buf`` may hold many records); ``frame`` is the link type's ``FRAMES`` entry. None for
-    clean non-TCP IPv4, False to ask dpkt."""
-    at, ethertype_at, headers = frame
-    if size < at + 40:
-        return False
-    if ethertype_at is None:
-        (
-            version_ihl, total, fragment, proto, src_raw, dst_raw, sport, dport, seq, ack, offset,
-            flags,
-        ) = headers.unpack_from(buf, base + at)  # fmt: skip
-    else:
-        (
-            ethertype, version_ihl, total, fragment, proto, src_raw, dst_raw, sport, dport, seq,
-            ack, offset, flags,
-        ) = headers.unpack_from(buf, base + ethertype_at)  # fmt: skip
-        if ethertype != 0x0800:
-            return False
-    if version_ihl == 0x45:  # no IP options: the one unpack read both headers
-        ihl = 20
-        if proto != 6 or fragment & 0x1FFF:
-            return None
-        tcp_at = at + 20
-        end = at + total if total else size
-        if end - tcp_at < 20:
-            return False
-    else:
-        ihl = (version_ihl & 0x0F) << 2
-        if version_ihl >> 4 != 4 or ihl < 20:
-            return False
-        if proto != 6 or fragment & 0x1FFF:
-            return None
-        tcp_at = at + ihl
-        end = at + total if total else size
-        if end - tcp_at < 20 or size < tcp_at + 20:
-            return False
-        sport, dport, seq, ack, offset, flags = _TCP_HEADER.unpack_from(buf, base + tcp_at)
-    header = (offset >> 4) << 2
-    stop = end if end < size else size
-    if header < 20 or stop < tcp_at + header:
-        return False
-    payload = buf[base + tcp_at + header : base + stop]
-    length = stop - tcp_at - header  # len(payload)
-    if total and total - ihl - header > length:
-        length = total - ihl - header
-    src = _ADDRESSES.get(src_raw) or _address(src_raw)
-    dst = _ADDRESSES.get(dst_raw) or _address(dst_raw)
-    return Segment(
-        file, file_index, number, ts, src, sport, dst, dport, seq, ack, flags & 0xFF, payload,
-        length,
-    )  # fmt: skip
-
-
-def _address(raw: bytes) -> str:
-    text = socket.inet_ntoa(raw) if len(raw) == 4 else str(ipaddress.IPv6Address(raw))
-    if len(_ADDRESSES) < 65536:
-        _ADDRESSES[raw] = text
-    return text
-
-
-def _decode_with_dpkt(packet: Packet, file: str = "", file_index: int = 0) -> Segment | None:
-    """``decode_packet`` through dpkt's classes: every link type, VLANs, IPv6, odd packets."""
-    import dpkt  # noqa: PLC0415 - on first use (see TCP_FIN)
-
-    try:
-        net = _network_layer(packet.linktype, packet.data)
-    except (dpkt.Error, struct.error, ValueError, IndexError):
-        return None
-    if isinstance(net, dpkt.ip.IP):
-        if net.p != dpkt.ip.IP_PROTO_TCP or net.offset != 0:
-            return None
-        src = _address(bytes(net.src))
-        dst = _address(bytes(net.dst))
-        # A zero total length means TCP segmentation offload: trust the captured bytes.
-        declared = net.len - (net.hl << 2) if net.len else None
-    elif isinstance(net, dpkt.ip6.IP6):
-        if net.nxt != dpkt.ip.IP_PROTO_TCP and not isinstance(net.data, dpkt.tcp.TCP):
-            return None
-        src = _address(bytes(net.src))
-        dst = _address(bytes(net.dst))
-        declared = _ipv6_tcp_length(net)
-    else:
-        return None
-    tcp = net.data
-    if not isinstance(tcp, dpkt.tcp.TCP):
-        return None
-    payload = bytes(tcp.data)
-    length = len(payload)
-    if declared is not None:
-        length = max(declared - (tcp.off << 2), len(payload))
-    return Segment(
-        file=file,
-        file_index=file_index,
-        number=packet.number,
-        ts=packet.ts,
-        src=src,
-        sport=int(tcp.sport),
-        dst=dst,
-        dport=int(tcp.dport),
-        seq=int(tcp.seq),
-        ack=int(tcp.ack),
-        flags=int(tcp.flags) & 0xFF,
-        payload=payload,
-        length=length,
-    )
-
-
-def _ipv6_tcp_length(net: object) -> int | None:
-    plen = int(getattr(net, "plen", 0))
-    if not plen:
-        return None
-    # Extension headers sit between the fixed header and TCP; dpkt keeps them in extension_hdrs.
-    ext = sum(len(bytes(h)) for h in getattr(net, "extension_hdrs", {}).values() if h is not None)
-    return plen - ext
-
-
-def read_segments(path: str, file_index: int = 0, name: str | None = None) -> Iterator[Segment]:
-    """Every TCP segment of one capture file, in file order (step one of the pipeline).
-
-    ``name`` is what rows show as the capture file (default: ``path``).
-    """
-    # The reader lives in its own module, which builds on this one.
-    from s3p_codec.capture._scan import SegmentReader  # noqa: PLC0415
-
-    return iter(SegmentReader(path, file=name, file_index=file_index))
-
-
 _DIGITS = re.compile(r"(\d+)")
 
 
@@ -667,11 +404,3 @@ def capture_order(paths: Iterable[str]) -> list[str]:
     ``cap10`` before ``cap2`` and break flows that span files.
     """
     return sorted(paths, key=rotation_key)
-
-
-def segments_from_bytes(data: bytes, file: str = "<memory>") -> Iterator[Segment]:
-    """Segments of an in-memory capture (tests, notebooks)."""
-    for packet in read_packets(file, maybe_gunzip(io.BytesIO(data))):
-        segment = decode_packet(packet, file)
-        if segment is not None:
-            yield segment

@@ -32,8 +32,16 @@ from typing import Any, Literal
 import attrs
 from sortedcontainers import SortedList  # type: ignore[import-untyped]
 
-from s3p_codec.capture._pcap import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, Segment, bare
-from s3p_codec.capture._scan import PacketRef, segment_of
+from s3p_codec.capture._packets import (
+    TCP_ACK,
+    TCP_FIN,
+    TCP_RST,
+    TCP_SYN,
+    PacketRef,
+    Segment,
+    bare,
+    segment_of,
+)
 
 __all__ = [
     "Conversation",

@@ -43,7 +43,8 @@ from s3p_codec.capture._inputs import (
     list_objects,
     new_objects,
 )
-from s3p_codec.capture._pcap import READ_CHUNK, Packet, PrefixedStream, capture_order, read_packets
+from s3p_codec.capture._packets import Packet
+from s3p_codec.capture._pcap import READ_CHUNK, PrefixedStream, capture_order, read_packets
 from s3p_codec.capture._rowfilter import FilterError, RowFilter, compile_filter
 from s3p_codec.capture._table import (
     COLUMN_NAMES,

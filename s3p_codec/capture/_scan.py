@@ -13,62 +13,42 @@ in-place reader does not take (IPv6, VLAN tags, anything odd goes through dpkt, 
 packet: a test checks it.
 
 ``decode_files`` reads the records here too (``SegmentReader.records``), but most of them never
-become a ``Segment``: ``lanes`` hands an in-order packet's payload straight to its flow. What it
-keeps of such a packet is a ``PacketRef``, a plain tuple from which ``segment_of`` builds the
-``Segment`` only when something asks for it.
+become a ``Segment``: ``_lanes`` hands an in-order packet's payload straight to its flow.
 """
 
 from __future__ import annotations
 
+import io
 import struct
 from collections.abc import Iterator
 from typing import IO
 
-from s3p_codec.capture._pcap import (
-    _ADDRESSES,
-    _PCAP_MAGIC,
+from s3p_codec.capture._packets import (
     FRAMES,
-    MAX_RECORD,
-    READ_CHUNK,
-    CaptureFileError,
     Packet,
     Segment,
-    _address,
-    _decode_with_dpkt,
-    _read_exactly,
     decode_packet,
+    decode_with_dpkt,
     fast_ipv4_tcp,
+)
+from s3p_codec.capture._pcap import (
+    MAX_RECORD,
+    READ_CHUNK,
+    classic_header,
     maybe_gunzip,
+    read_exactly,
     read_packets,
+    record_cut,
+    record_header_cut,
+    record_too_long,
 )
 from s3p_codec.capture._remote import open_input
 
-__all__ = ["PacketRef", "Record", "SegmentReader", "segment_of"]
-
-PacketRef = tuple[int, str, int, float, int, bytes, int, int, int, bytes, int]
-"""A TCP packet kept without its ``Segment``: (end offset of its payload in its direction's
-stream, file, number, ts, file index, the 12 bytes of its IPv4 addresses and ports as they lie in
-the packet, seq, ack, flags, payload, length). Its first four items are what a row needs of a
-packet (see ``observe._PacketMap``); ``segment_of`` makes the rest into the ``Segment``."""
+__all__ = ["Record", "SegmentReader", "read_segments", "segments_from_bytes"]
 
 Record = tuple[bytes, int, int, int, float]
 """One record of a classic pcap file read in place: (chunk, where the frame starts in the chunk,
 captured length, packet number, timestamp)."""
-
-_PORTS = struct.Struct("!HH")
-
-
-def segment_of(packet: Segment | PacketRef) -> Segment:
-    """The ``Segment`` of a packet: itself, or the one a ``PacketRef`` stands for."""
-    if isinstance(packet, Segment):
-        return packet
-    _, file, number, ts, file_index, key, seq, ack, flags, payload, length = packet
-    src_raw, dst_raw = key[:4], key[4:8]
-    sport, dport = _PORTS.unpack_from(key, 8)
-    return Segment(
-        file, file_index, number, ts, _ADDRESSES.get(src_raw) or _address(src_raw), sport,
-        _ADDRESSES.get(dst_raw) or _address(dst_raw), dport, seq, ack, flags, payload, length,
-    )  # fmt: skip
 
 
 class SegmentReader:
@@ -92,7 +72,7 @@ class SegmentReader:
         self.file = path if file is None else file
         self.file_index = file_index
         self.packets = 0
-        self._format = ("<", 1_000_000, 0)  # byte order, timestamp divisor, snap length
+        self._format = ("<", 1_000_000)  # byte order, timestamp units per second
 
     def __iter__(self) -> Iterator[Segment]:
         if self.stream is not None:
@@ -116,14 +96,12 @@ class SegmentReader:
         if stream is not raw or not _seekable(raw):
             return None
         start = raw.tell()
-        head = _read_exactly(raw.read, 24)
-        known = _PCAP_MAGIC.get(head[:4]) if len(head) == 24 else None
-        if known is not None:
-            order, divisor = known
-            snaplen, network = struct.unpack(order + "II", head[16:24])
-            linktype: int = network & 0x0FFFFFFF
+        head = read_exactly(raw.read, 24)
+        header = classic_header(head) if len(head) == 24 else None
+        if header is not None:
+            order, divisor, _, linktype = header  # the snap length is not trusted: MAX_RECORD
             if linktype in FRAMES:
-                self._format = (order, divisor, snaplen)
+                self._format = (order, divisor)
                 return linktype
         raw.seek(start)
         return None
@@ -145,52 +123,42 @@ class SegmentReader:
             segment = fast_ipv4_tcp(buf, base, caplen, frame, file, index, number, ts)
             if segment is False:
                 packet = Packet(number, ts, linktype, buf[base : base + caplen])
-                segment = _decode_with_dpkt(packet, file, index)
+                segment = decode_with_dpkt(packet, file, index)
             if segment is not None:
                 yield segment
 
     def records(self, raw: IO[bytes]) -> Iterator[Record]:
         """The records of a classic pcap file after its header (``in_place`` read it), a chunk
         of ``READ_CHUNK`` bytes read at a time; ``packets`` counts them as they come. Raises
-        ``CaptureFileError`` where ``pcap._classic_records`` does (a record cut short, an
-        impossible length), after the records before it."""
-        order, divisor, _ = self._format  # the snap length is not trusted: MAX_RECORD
+        ``CaptureFileError`` where ``read_packets`` does (a record cut short, an impossible
+        length), after the records before it."""
+        order, divisor = self._format
         name = self.path
         unpack_record = struct.Struct(order + "IIII").unpack_from
-        limit = MAX_RECORD
         read = raw.read
         buf = b""
         pos = 0
         number = 0
         while True:
             if len(buf) - pos < 16:
-                buf = buf[pos:] + _read_exactly(read, READ_CHUNK)
+                buf = buf[pos:] + read_exactly(read, READ_CHUNK)
                 pos = 0
                 if len(buf) < 16:
                     if not buf:
                         return
-                    raise CaptureFileError(
-                        name, f"broken after packet {number} (record header cut at "
-                        f"{len(buf)} of 16)"
-                    )  # fmt: skip
+                    raise record_header_cut(name, number + 1, len(buf))
             number += 1
             sec, frac, caplen, _ = unpack_record(buf, pos)
-            if caplen > limit:
-                raise CaptureFileError(
-                    name, f"broken at packet {number} (claims {caplen} bytes, over the "
-                    f"{MAX_RECORD} bytes any record may hold, MAX_RECORD)"
-                )  # fmt: skip
+            if caplen > MAX_RECORD:
+                raise record_too_long(name, number, caplen)
             base = pos + 16
             end = base + caplen
             if end > len(buf):
                 # The record runs past the chunk: what is left of it, and the next chunk.
-                buf = buf[pos:] + _read_exactly(read, max(end - len(buf), READ_CHUNK))
+                buf = buf[pos:] + read_exactly(read, max(end - len(buf), READ_CHUNK))
                 base, end = 16, 16 + caplen
                 if end > len(buf):
-                    raise CaptureFileError(
-                        name, f"broken inside packet {number} ({len(buf) - 16} of its "
-                        f"{caplen} bytes)"
-                    )  # fmt: skip
+                    raise record_cut(name, number, len(buf) - 16, caplen)
             pos = end
             self.packets = number
             yield buf, base, caplen, number, sec + frac / divisor
@@ -201,3 +169,19 @@ def _seekable(raw: IO[bytes]) -> bool:
         return raw.seekable()
     except (OSError, ValueError):
         return False
+
+
+def read_segments(path: str, file_index: int = 0, name: str | None = None) -> Iterator[Segment]:
+    """Every TCP segment of one capture file, in file order (step one of the pipeline).
+
+    ``name`` is what rows show as the capture file (default: ``path``).
+    """
+    return iter(SegmentReader(path, file=name, file_index=file_index))
+
+
+def segments_from_bytes(data: bytes, file: str = "<memory>") -> Iterator[Segment]:
+    """Segments of an in-memory capture (tests, notebooks)."""
+    for packet in read_packets(file, maybe_gunzip(io.BytesIO(data))):
+        segment = decode_packet(packet, file)
+        if segment is not None:
+            yield segment

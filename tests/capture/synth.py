@@ -13,7 +13,7 @@ import struct
 
 import dpkt
 
-from s3p_codec.capture._pcap import (
+from s3p_codec.capture._packets import (
     LINKTYPE_ETHERNET,
     LINKTYPE_LINUX_SLL,
     LINKTYPE_LINUX_SLL2,

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from s3p_codec import Role, SnapshotError, s3p
 from s3p_codec.capture import FlowTable, Limits, Row, Segment, read_segments
-from s3p_codec.capture._pcap import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN
+from s3p_codec.capture._packets import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN
 from tests.capture.test_fuzz_flows import segments as odd_segments
 
 CAPTURES = Path(__file__).resolve().parents[2] / "examples" / "captures"

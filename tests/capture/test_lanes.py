@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from s3p_codec import Role, pravega
 from s3p_codec.capture import Limits, Row, decode_files, decode_stream
 from s3p_codec.capture import _lanes as lanes
-from s3p_codec.capture._pcap import LINKTYPE_ETHERNET, LINKTYPE_LINUX_SLL, LINKTYPE_RAW
+from s3p_codec.capture._packets import LINKTYPE_ETHERNET, LINKTYPE_LINUX_SLL, LINKTYPE_RAW
 from tests.capture.conftest import s3p_exchanges
 from tests.capture.synth import ACK, PSH, Flow, Frame, write_capture
 

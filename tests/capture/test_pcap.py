@@ -19,7 +19,7 @@ from s3p_codec.capture import (
     read_segments,
     segments_from_bytes,
 )
-from s3p_codec.capture._pcap import (
+from s3p_codec.capture._packets import (
     LINKTYPE_ETHERNET,
     LINKTYPE_LINUX_SLL,
     LINKTYPE_LINUX_SLL2,
@@ -29,8 +29,8 @@ from s3p_codec.capture._pcap import (
     TCP_ACK,
     TCP_SYN,
     Packet,
-    _decode_with_dpkt,
     decode_packet,
+    decode_with_dpkt,
 )
 from tests.capture.synth import Flow, link_frame, write_capture
 
@@ -192,7 +192,7 @@ def test_the_fast_path_and_dpkt_agree_on_every_packet(
         if at < len(raw):
             raw[at] = value
     packet = Packet(1, ts, linktype, bytes(raw))
-    assert decode_packet(packet) == _decode_with_dpkt(packet)
+    assert decode_packet(packet) == decode_with_dpkt(packet)
 
 
 def test_the_tcp_flag_bits_are_dpkts_and_reading_a_capture_does_not_import_dpkt() -> None:
@@ -201,9 +201,9 @@ def test_the_tcp_flag_bits_are_dpkts_and_reading_a_capture_does_not_import_dpkt(
     import subprocess
     import sys
 
-    from s3p_codec.capture import _pcap as pcap
+    from s3p_codec.capture import _packets as packets
 
-    flags = (pcap.TCP_FIN, pcap.TCP_SYN, pcap.TCP_RST, pcap.TCP_PSH, pcap.TCP_ACK)
+    flags = (packets.TCP_FIN, packets.TCP_SYN, packets.TCP_RST, packets.TCP_PSH, packets.TCP_ACK)
     assert flags == (
         dpkt.tcp.TH_FIN, dpkt.tcp.TH_SYN, dpkt.tcp.TH_RST, dpkt.tcp.TH_PUSH, dpkt.tcp.TH_ACK,
     )  # fmt: skip

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from s3p_codec.capture import CaptureFileError, Segment, decode_packet, read_packets
 from s3p_codec.capture import _scan as scan_module
-from s3p_codec.capture._pcap import (
+from s3p_codec.capture._packets import (
     LINKTYPE_ETHERNET,
     LINKTYPE_LINUX_SLL,
     LINKTYPE_LINUX_SLL2,

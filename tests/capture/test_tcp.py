@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s3p_codec.capture import segments_from_bytes
-from s3p_codec.capture._pcap import Segment
+from s3p_codec.capture._packets import Segment
 from s3p_codec.capture._reassembly import (
     Conversation,
     StreamData,
