@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 with atheris.instrument_imports():
     from s3p_codec import NEED_DATA, Direction, RemoteProtocolError, Role, s3p
-    from s3p_codec.s3p._commands import CommandParser
+    from s3p_codec.s3p._readers import CommandParser
     from s3p_codec.s3p._replies import ReplyParser
     from s3p_codec.s3p._version import RULES, Version
     from s3p_codec.s3p._wire import ErrorString, Malformed, WireBuffer, WireReader

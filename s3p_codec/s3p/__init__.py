@@ -14,8 +14,9 @@ version="0.2.0")`` speaks v0.2.0 (``Append(id=...)``, ``Read(min_id=...)``, ``Tr
 recoverable errors); the default is ``"0.1.0"``.
 
 Every public name is exported here. The implementation modules behind it: ``_events`` (typed
-commands, replies, ``Timestamp``, ``ErrorCode``), ``_limits``, ``_wire`` (framing), ``_commands``
-and ``_replies`` (the schema of each), ``_connection`` (the state machine), ``_observer``
+commands, replies, ``Timestamp``, ``ErrorCode``), ``_limits``, ``_wire`` (framing), ``_schema``
+(the command schema), ``_readers`` (reading commands), ``_replies`` (reading replies),
+``_writers`` (checking and writing both), ``_connection`` (the state machine), ``_observer``
 (passive decoding of both directions, for captures), ``_version`` (what differs between the
 versions).
 """

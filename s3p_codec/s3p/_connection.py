@@ -41,7 +41,6 @@ from s3p_codec._core import (
     drain,
     finished,
 )
-from s3p_codec.s3p._commands import CommandParser, encode_request
 from s3p_codec.s3p._events import (
     Append,
     Create,
@@ -54,10 +53,12 @@ from s3p_codec.s3p._events import (
     Trim,
 )
 from s3p_codec.s3p._limits import Limits
-from s3p_codec.s3p._replies import ReplyParser, encode_reply, validate_error, validate_reply
+from s3p_codec.s3p._readers import CommandParser
+from s3p_codec.s3p._replies import ReplyParser
 from s3p_codec.s3p._state import TRANSITIONS, ConnectionState, Trigger
 from s3p_codec.s3p._version import Version, rules_for
 from s3p_codec.s3p._wire import Malformed, WireBuffer, is_text
+from s3p_codec.s3p._writers import encode_reply, encode_request, validate_error, validate_reply
 
 __all__ = ["Connection"]
 

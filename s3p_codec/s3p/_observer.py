@@ -53,7 +53,6 @@ from s3p_codec._core import (
     RemoteProtocolError,
 )
 from s3p_codec._core.checkpoint import Checkpointable
-from s3p_codec.s3p._commands import CommandParser
 from s3p_codec.s3p._connection import remote_error
 from s3p_codec.s3p._events import (
     Append,
@@ -67,7 +66,9 @@ from s3p_codec.s3p._events import (
     Trim,
 )
 from s3p_codec.s3p._limits import Limits
-from s3p_codec.s3p._replies import ReplyParser, default_floor
+from s3p_codec.s3p._readers import CommandParser
+from s3p_codec.s3p._replies import ReplyParser
+from s3p_codec.s3p._schema import default_floor
 from s3p_codec.s3p._version import DETECT, RULES, Rules, Version, rules_for
 from s3p_codec.s3p._wire import ARRAY, BULK, ERROR, SIMPLE, Malformed, WireBuffer
 
@@ -91,7 +92,10 @@ _ANY_READ = Read(b"?")
 _ANY_APPEND = Append(b"?", (b"?",))
 _ANY_OK = Delete(b"?")
 _STAND_INS: dict[type[Request], Request] = {
-    Append: _ANY_APPEND, Create: Create(b"?"), Trim: Trim(b"?"), Delete: _ANY_OK
+    Append: _ANY_APPEND,
+    Create: Create(b"?"),
+    Trim: Trim(b"?"),
+    Delete: _ANY_OK,
 }
 
 

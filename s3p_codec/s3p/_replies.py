@@ -1,4 +1,5 @@
-"""The reply schema (spec section 8): parse replies typed by their request, validate, encode.
+"""Reading replies (spec section 8): the client's reader, each reply typed by its request.
+Writing replies (and checking the ones a server builds) is ``_writers``.
 
 A reply carries no tag saying what it answers: ``+OK`` answers CREATE, TRIM and DELETE, a Bulk
 String timestamp answers APPEND, an Array of ``[ts1, rec1, ts2, rec2, ...]`` answers READ, and an
@@ -42,9 +43,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from s3p_codec._core import LocalProtocolError
 from s3p_codec.s3p._events import (
-    MAX_U64,
     Append,
     AppendReply,
     ErrorCode,
@@ -58,6 +57,7 @@ from s3p_codec.s3p._events import (
     parse_timestamp,
 )
 from s3p_codec.s3p._limits import MAX_OPTION_SIZE, Limits
+from s3p_codec.s3p._schema import default_floor, floor_of
 from s3p_codec.s3p._version import RULES, Rules, Version
 from s3p_codec.s3p._wire import (
     ARRAY,
@@ -67,15 +67,11 @@ from s3p_codec.s3p._wire import (
     WireBuffer,
     bad_format,
     check_bulk_length,
-    encode_bulk,
-    is_text,
 )
 
-__all__ = ["ReplyParser", "encode_reply", "parse_error_line", "validate_error", "validate_reply"]
+__all__ = ["ReplyParser", "parse_error_line"]
 
 _ZERO = Timestamp(0, 0)
-_BELOW_ZERO = tuple.__new__(Timestamp, (-1, 0))
-"""Below every ID: the exclusive bound that makes v0.2.0's inclusive ``0-0`` default work."""
 _V010 = RULES[Version.V0_1_0]
 _new_object = object.__new__
 _set = object.__setattr__
@@ -105,26 +101,6 @@ _SMALL_INTS = {b"%d" % number: number for number in range(1000)}
 _STAMP_SIZES = [[b"%d" % (ms + seq + 1) for seq in range(20)] for ms in range(20)]
 """The length a timestamp's header declares, by the digits in its ``<ms>`` and ``<seq>``."""
 _CODES = {code.value.encode(): code for code in ErrorCode}
-
-
-def floor_of(request: Read, zero: Timestamp) -> Timestamp:
-    """The bound every record of the reply to ``request`` must be strictly greater than.
-
-    v0.1.0's MIN_TIMESTAMP is that bound ("strictly greater than this value"); v0.2.0's MIN_ID
-    is inclusive ("greater than or equal"), so its bound is the ID just before it. ``zero`` is
-    the version's bound when neither option was sent (``0-0``, or below it in v0.2.0).
-    """
-    if request.min_id is not None:
-        ms, seq = request.min_id
-        if seq:
-            return tuple.__new__(Timestamp, (ms, seq - 1))
-        return tuple.__new__(Timestamp, (ms - 1, MAX_U64)) if ms else _BELOW_ZERO
-    return request.min_timestamp or zero
-
-
-def default_floor(rules: Rules) -> Timestamp:
-    """READ's bound without MIN_TIMESTAMP/MIN_ID: after ``0-0`` (v0.1.0), from it (v0.2.0)."""
-    return _BELOW_ZERO if rules.min_inclusive else _ZERO
 
 
 def parse_error_line(text: bytes | bytearray, rules: Rules = _V010) -> ErrorReply:
@@ -373,93 +349,3 @@ class ReplyParser:
             self._prev = self._stamp
             self._stamp = None
         return True
-
-
-# --- Sending ---------------------------------------------------------------------------------
-
-
-def _fail(message: str, code: ErrorCode = ErrorCode.BAD_FORMAT) -> LocalProtocolError:
-    return LocalProtocolError(message, code=code)
-
-
-def _check_read_reply(reply: ReadReply, request: Read, limits: Limits, rules: Rules) -> None:
-    records = reply.records
-    if not isinstance(records, tuple):
-        raise _fail(
-            "ReadReply.records must be a sequence of (Timestamp, bytes) pairs, "
-            f"got {type(records).__name__}"
-        )
-    limit = request.count if request.count is not None else limits.default_count
-    if len(records) > limit:
-        raise _fail(f"READ returns up to COUNT records: {len(records)} > {limit}")
-    prev = floor_of(request, default_floor(rules))
-    for pair in records:
-        if not (isinstance(pair, tuple) and len(pair) == 2):
-            raise _fail(f"each READ record is a (Timestamp, bytes) pair, got {pair!r}")
-        stamp, record = pair
-        if not isinstance(stamp, Timestamp) or not stamp.is_valid:
-            raise _fail(f"not a valid Timestamp: {stamp!r}")
-        if stamp <= prev:
-            raise _fail(
-                "Returned records MUST be in strictly increasing timestamp order "
-                f"(after MIN_TIMESTAMP): {stamp} after {prev}"
-            )
-        if not isinstance(record, bytes) or not record:
-            raise _fail("each record MUST be non-empty bytes ($0 is not allowed)")
-        if len(record) > limits.max_record_size:
-            raise _fail(f"record of {len(record)} bytes exceeds the limit", ErrorCode.LIMITS)
-        prev = stamp
-
-
-def validate_error(reply: ErrorReply, rules: Rules = _V010) -> None:
-    """An Error line is "-<ERROR_CODE> <message>": a canonical code, printable ASCII text."""
-    if not isinstance(reply.code, ErrorCode):
-        raise _fail(f"ErrorReply.code must be an ErrorCode, got {reply.code!r}")
-    if reply.code not in rules.codes:
-        raise _fail(f"{reply.code.value} is not an error code of S3P v{rules.version}")
-    message = reply.message
-    if not isinstance(message, str) or not is_text(message.encode("utf-8")):
-        raise _fail("an Error message is printable ASCII without CR or LF")
-
-
-def validate_reply(reply: Reply, request: Request, limits: Limits, rules: Rules = _V010) -> None:
-    """Raise ``LocalProtocolError`` unless ``reply`` is a valid answer to ``request``."""
-    if isinstance(reply, ErrorReply):
-        validate_error(reply, rules)
-        return
-    expected: type = Ok
-    if isinstance(request, Read):
-        expected = ReadReply
-    elif isinstance(request, Append):
-        expected = AppendReply
-    if type(reply) is not expected:
-        raise _fail(
-            f"{type(request).__name__} is answered by {expected.__name__} or ErrorReply,"
-            f" not {type(reply).__name__}"
-        )
-    if isinstance(reply, ReadReply):
-        assert isinstance(request, Read)
-        _check_read_reply(reply, request, limits, rules)
-    elif isinstance(reply, AppendReply):
-        stamp = reply.timestamp
-        if not isinstance(stamp, Timestamp) or not stamp.is_valid:
-            raise _fail(f"not a valid Timestamp: {stamp!r}")
-
-
-def encode_reply(reply: Reply) -> bytes:
-    """The wire bytes of a (validated) reply."""
-    if isinstance(reply, Ok):
-        return b"+OK\r\n"
-    if isinstance(reply, AppendReply):
-        return encode_bulk(bytes(reply.timestamp))
-    if isinstance(reply, ReadReply):
-        out = [b"*%d\r\n" % (2 * len(reply.records))]
-        for stamp, record in reply.records:
-            text = bytes(stamp)
-            out.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(text), text, len(record), record))
-        return b"".join(out)
-    if isinstance(reply, ErrorReply):
-        if reply.message:
-            return b"-%s %s\r\n" % (reply.code.value.encode(), reply.message.encode("ascii"))
-        return b"-%s\r\n" % reply.code.value.encode()
-    raise _fail(f"not an S3P reply: {reply!r}")

@@ -1,10 +1,12 @@
 """The request schema (spec section 8) shared by both ways through a command: names, arity,
-options.
+options; and READ's lower bound, shared by the reader and the writer of replies.
 
-``commands.CommandParser`` reads a command element by element; ``commands.scan_command`` reads
+``_readers.CommandParser`` reads a command element by element; ``_readers.scan_command`` reads
 whole buffered commands in one go. Both end in ``build_request``, so option values are checked
 by one piece of code ("invalid option value (e.g., bad timestamp format, non-numeric COUNT or
 BLOCK)", COUNT and BLOCK against the configured limits) whichever way the command was read.
+``floor_of`` is the bound READ's records must be above, which the client's reply reader
+(``_replies``) and the server's reply writer (``_writers``) both enforce.
 """
 
 from __future__ import annotations
@@ -26,7 +28,15 @@ from s3p_codec.s3p._limits import Limits
 from s3p_codec.s3p._version import RULES, Rules, Version
 from s3p_codec.s3p._wire import Malformed, bad_format
 
-__all__ = ["ARITY", "COMMAND_NAMES", "KNOWN_OPTIONS", "build_request", "quote"]
+__all__ = [
+    "ARITY",
+    "COMMAND_NAMES",
+    "KNOWN_OPTIONS",
+    "build_request",
+    "default_floor",
+    "floor_of",
+    "quote",
+]
 
 #: The five command names, as they appear on the wire.
 COMMAND_NAMES = (b"CREATE", b"APPEND", b"READ", b"TRIM", b"DELETE")
@@ -35,6 +45,9 @@ ARITY = {b"CREATE": 3, b"APPEND": 4, b"READ": 3, b"TRIM": 3, b"DELETE": 3}
 KNOWN_OPTIONS: dict[bytes, tuple[bytes, ...]] = RULES[Version.V0_1_0].options
 """v0.1.0's option keys, upper case ("Unknown option keys MUST be rejected"); see ``Rules``."""
 _V010 = RULES[Version.V0_1_0]
+_ZERO = Timestamp(0, 0)
+_BELOW_ZERO = tuple.__new__(Timestamp, (-1, 0))
+"""Below every ID: the exclusive bound that makes v0.2.0's inclusive ``0-0`` default work."""
 
 
 def quote(raw: bytes) -> str:
@@ -130,3 +143,23 @@ def _number_option(key: bytes, raw: bytes, rules: Rules) -> int:
             raise Malformed(ErrorCode.LIMITS, f"{key.decode()} {quote(raw)} is below its range")
         raise bad_format(f"invalid {key.decode()} value {quote(raw)}: not a decimal number")
     return int(raw)
+
+
+def floor_of(request: Read, zero: Timestamp) -> Timestamp:
+    """The bound every record of the reply to ``request`` must be strictly greater than.
+
+    v0.1.0's MIN_TIMESTAMP is that bound ("strictly greater than this value"); v0.2.0's MIN_ID
+    is inclusive ("greater than or equal"), so its bound is the ID just before it. ``zero`` is
+    the version's bound when neither option was sent (``0-0``, or below it in v0.2.0).
+    """
+    if request.min_id is not None:
+        ms, seq = request.min_id
+        if seq:
+            return tuple.__new__(Timestamp, (ms, seq - 1))
+        return tuple.__new__(Timestamp, (ms - 1, MAX_U64)) if ms else _BELOW_ZERO
+    return request.min_timestamp or zero
+
+
+def default_floor(rules: Rules) -> Timestamp:
+    """READ's bound without MIN_TIMESTAMP/MIN_ID: after ``0-0`` (v0.1.0), from it (v0.2.0)."""
+    return _BELOW_ZERO if rules.min_inclusive else _ZERO

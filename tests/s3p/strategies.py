@@ -21,7 +21,7 @@ from s3p_codec.s3p import (
     Trim,
 )
 from s3p_codec.s3p._events import MAX_U64
-from s3p_codec.s3p._replies import default_floor, floor_of
+from s3p_codec.s3p._schema import default_floor, floor_of
 from s3p_codec.s3p._version import RULES, Version
 from s3p_codec.s3p._wire import ErrorString, SimpleString, WireValue
 

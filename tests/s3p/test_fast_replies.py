@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from s3p_codec import Direction, RemoteProtocolError, Role, s3p
 from s3p_codec._core import ObservedError
 from s3p_codec.s3p import ErrorCode, Read, ReadReply, Timestamp
-from s3p_codec.s3p._commands import encode_request
 from s3p_codec.s3p._events import MAX_U64
-from s3p_codec.s3p._replies import ReplyParser, encode_reply
+from s3p_codec.s3p._replies import ReplyParser
 from s3p_codec.s3p._wire import Malformed, WireBuffer
+from s3p_codec.s3p._writers import encode_reply, encode_request
 
 LIMITS = ErrorCode.LIMITS
 SMALL = s3p.Limits(max_record_size=20, max_count=6, default_count=6)
@@ -237,9 +237,10 @@ def test_a_record_containing_crlf_and_headers_is_taken_whole() -> None:
     fake = b"x\r\n$3\r\n9-9\r\n$1\r\ny"
     reply = ReadReply(((Timestamp(1, 0), fake), (Timestamp(1, 1), b"z")))
     for fast in (True, False):
-        assert connection_outcome("0.1.0", [Read(b"s")], [encode_reply(reply)], s3p.Limits(), fast)[
-            0
-        ] == reply
+        assert (
+            connection_outcome("0.1.0", [Read(b"s")], [encode_reply(reply)], s3p.Limits(), fast)[0]
+            == reply
+        )
 
 
 @pytest.mark.parametrize(

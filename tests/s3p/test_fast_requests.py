@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 
 from s3p_codec import Direction, RemoteProtocolError, Role, s3p
 from s3p_codec._core import ObservedError
-from s3p_codec.s3p import Append, Delete, ErrorCode, Read, Timestamp, _commands
-from s3p_codec.s3p._commands import CommandParser, encode_request, scan_command
+from s3p_codec.s3p import Append, Delete, ErrorCode, Read, Timestamp, _readers
+from s3p_codec.s3p._readers import CommandParser, scan_command
 from s3p_codec.s3p._schema import COMMAND_NAMES, KNOWN_OPTIONS
 from s3p_codec.s3p._wire import Malformed, WireBuffer
+from s3p_codec.s3p._writers import encode_request
 
 from .strategies import requests
 
@@ -321,7 +322,7 @@ def test_records_of_one_size_are_matched_all_at_once(monkeypatch: pytest.MonkeyP
     def record_by_record(*args: object) -> None:
         raise AssertionError("records of one size were read one at a time")
 
-    monkeypatch.setattr(_commands, "_scan_records", record_by_record)
+    monkeypatch.setattr(_readers, "_scan_records", record_by_record)
     assert scan_command(data, 0, s3p.Limits()) == (request, len(data))
 
 
@@ -361,7 +362,7 @@ def test_the_fast_path_is_tried_once_per_command_start_not_per_chunk(
         calls.append(pos)
         return scan_command(data, pos, limits)
 
-    monkeypatch.setattr("s3p_codec.s3p._commands.scan_command", counting)
+    monkeypatch.setattr("s3p_codec.s3p._readers.scan_command", counting)
     request = Append(b"s", tuple(b"%03d" % index for index in range(1000)))
     data = _encoded(request) + _encoded(Delete(b"s"))
     conn = s3p.Connection(Role.SERVER)

@@ -204,7 +204,6 @@ def test_after_a_gap_the_output_does_not_depend_on_the_chunking(
     assert comparable(got) == comparable(expected)
 
 
-
 _GARBAGE = st.binary(max_size=12) | st.sampled_from([b"\r\n", b"\n*2\r\n", b"$3\r\nab", b"\r"])
 
 

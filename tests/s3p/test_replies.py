@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from s3p_codec import NEED_DATA, RemoteProtocolError, Role, s3p
 from s3p_codec.s3p import ErrorCode, Read, ReadReply, Timestamp
 from s3p_codec.s3p._events import MAX_U64
-from s3p_codec.s3p._replies import encode_reply
 from s3p_codec.s3p._wire import BIG_BULK
+from s3p_codec.s3p._writers import encode_reply
 
 from .support import client_for
 
