@@ -24,6 +24,20 @@ connection, and a segment store acknowledges cumulatively): an ``AppendSetup`` o
 sent, or one lower than an earlier acknowledgement of the same writer is ``INVALID_APPEND``.
 
 Every legal state change is in one table, ``pravega._state.TRANSITIONS``.
+
+Plan. Received bytes go into one ``ReceiveBuffer``; ``next_event`` calls ``_next_frame`` until a
+frame yields an event or more bytes are needed (an ``AppendBlock`` or a ``PADDING`` yields none).
+``_next_frame`` reads the 8-byte header where it lies and checks it (``_check_header``) before
+its payload is waited for. A frame lying whole in an adopted ``bytes`` chunk is decoded in place;
+any other is taken by ``ReceiveBuffer.take_frame`` (a large payload collected aside), and
+``_kind`` keeps its checked type meanwhile, so a header is checked once however the bytes come.
+``_frame`` decodes the payload (``_wire.decode_payload``), except a server's ``AppendBlock``,
+whose content goes to the ``BlockReader`` uncopied; then a server's events pass through
+``_server_event`` (blocks assembled into ``Append``), a client's through the Hello and
+acknowledgement checks. Sending: ``Append`` and ``FlushAppends`` go to the ``BlockWriter``, every
+other command is written after the open block is closed. A broken rule raises
+``RemoteProtocolError``; the state becomes ERROR and a server owes the error's ``reply``
+(``ReplyAfterError``), the one thing ``send`` accepts from then on.
 """
 
 from __future__ import annotations
@@ -74,6 +88,7 @@ from s3p_codec.pravega._wire import HEADER, HEADER_SIZE, decode_payload, encode
 __all__ = ["Connection"]
 
 _BLOCK_FRAMES = (AppendBlock, AppendBlockEnd, PartialEvent, Padding, EventCommand)
+# A dict lookup, not ``CommandType(code)``: an unknown code gives None instead of raising.
 _CODES = {int(member): member for member in CommandType}
 
 
@@ -155,7 +170,7 @@ class Connection:
     def send(self, event: Event) -> bytes:
         """The bytes that carry ``event``; ``LocalProtocolError`` (nothing emitted) if refused."""
         if self._state is ConnectionState.ERROR:
-            if self._reply_gate.pay(event, exact=True):
+            if self._reply_gate.pay(event, exact=True):  # the very reply owed, nothing else
                 return encode(event)  # type: ignore[arg-type]
             raise LocalProtocolError("the connection is broken", code=ErrorCode.STATE)
         if isinstance(event, Append | FlushAppends):
@@ -195,6 +210,7 @@ class Connection:
         return frame
 
     def _raise_ceiling(self, writer: uuid.UUID, number: int) -> None:
+        # Only ever raised: acknowledgements are cumulative, a lower number allows nothing new.
         self._ceiling[writer] = max(number, self._ceiling.get(writer, number))
 
     def receive_data(self, data: bytes) -> None:
@@ -219,6 +235,8 @@ class Connection:
         try:
             while True:
                 event = self._next_frame()
+                # None: a frame was consumed that reports nothing by itself (block content,
+                # padding), so the next one is read.
                 if event is NEED_DATA or event is not None:
                     return event
         except RemoteProtocolError as exc:
@@ -234,6 +252,7 @@ class Connection:
     # -- parsing ------------------------------------------------------------------------------
 
     def _next_frame(self) -> Event | NeedData | None:
+        """One frame: its event, None if it reports nothing by itself, or ``NEED_DATA``."""
         buffer = self._buffer
         kind = self._kind
         if kind is None:
@@ -278,6 +297,7 @@ class Connection:
 
     def _frame(self, kind: CommandType, data: bytes, start: int, end: int) -> Event | None:
         """The event of the frame whose payload is ``data[start:end]``."""
+        # A block shorter than its writer id goes the general way, whose decoder names the fault.
         if kind is CommandType.APPEND_BLOCK and self._role is Role.SERVER and end - start >= 16:
             # The hot path: the block content stays where it is, uncopied.
             if self._reader.block_open:
@@ -288,7 +308,7 @@ class Connection:
                 )
             self._reader.block_in(uuid.UUID(bytes=data[start : start + 16]), data, start + 16, end)
             return None
-        payload = data if start == 0 and end == len(data) else data[start:end]
+        payload = data if start == 0 and end == len(data) else data[start:end]  # no copy if whole
         event = decode_payload(kind, payload, strict=self.strict_strings)
         if self._role is Role.SERVER:
             return self._server_event(event)
@@ -313,6 +333,7 @@ class Connection:
             return
         assert type(event) is DataAppended
         number = event.event_number
+        # What the block writer sent, or more: a ConditionalAppend or AppendSetup's number.
         ceiling = max(sent, self._ceiling.get(writer, sent))
         if number > ceiling:
             raise RemoteProtocolError(
@@ -320,7 +341,7 @@ class Connection:
                 f"the last one sent is {ceiling}",
                 code=ErrorCode.INVALID_APPEND,
             )
-        if number < self._acked.get(writer, number):
+        if number < self._acked.get(writer, number):  # a writer's first acknowledgement passes
             raise RemoteProtocolError(
                 f"DataAppended goes back to event {number} of writer {writer} after "
                 f"{self._acked[writer]}",
@@ -329,6 +350,8 @@ class Connection:
         self._acked[writer] = number
 
     def _at_end(self) -> NeedData:
+        """No whole frame is buffered: ``NEED_DATA``, or, after the peer closed, the end of the
+        connection (an error if it closed inside a frame or an append block)."""
         if not self._eof:
             return NEED_DATA
         left = len(self._buffer)
@@ -355,6 +378,8 @@ class Connection:
         self.negotiated_version = min(WIRE_VERSION, hello.high_version)
 
     def _server_event(self, event: Event) -> Event | None:
+        """A server's event as the real ``AppendDecoder`` passes it on: block frames assembled
+        into one ``Append`` (None until the block ends), ``PADDING`` swallowed."""
         reader = self._reader
         if reader.block_open and type(event) is not AppendBlockEnd:
             raise RemoteProtocolError(

@@ -146,6 +146,7 @@ class Context:
 _CONTEXT_STATE: Final = tuple(f for f in attrs.fields(Context) if f.name != "topics")
 
 _MISSING: Final[Any] = object()
+"""An absent field, told apart from a present null (``obj.get(key, _MISSING)``)."""
 
 TOPICS_SEEN_MAX: Final = 1024
 """At most this many topic names in one connection's memo (``Context.topics``)."""
@@ -170,7 +171,7 @@ def _local(message: str, code: ErrorCode = INVALID) -> LocalProtocolError:
 def _uint(obj: dict[str, Any], key: str, maximum: int, kind: str) -> int:
     """Read an unsigned integer field (a JSON integer: not a float, a bool or a string)."""
     value = obj.get(key, _MISSING)
-    if type(value) is int and 0 <= value <= maximum:
+    if type(value) is int and 0 <= value <= maximum:  # ``type() is``: a bool is not an integer
         return value
     raise _refused(key, value, f"field {key!r} must be a {kind}: an integer from 0 to {maximum}")
 
@@ -303,7 +304,7 @@ def _freeze(value: object, ctx: Context, where: str, depth: int) -> JsonValue:
             if not _valid_text(key):
                 raise FieldError(f"{where}: keys must be strings of Unicode characters")
             items[key] = _freeze(item, ctx, where, depth + 1)
-        return JsonObject._trusted(items)
+        return JsonObject._trusted(items)  # every value frozen just above: not walked again
     # Only a str with a lone surrogate is left: JSON parsers build no other type.
     raise FieldError(f"{where}: strings must be Unicode characters")
 
@@ -325,6 +326,8 @@ def _thaw(value: object, where: str, depth: int) -> object:
         if math.isfinite(value):  # type: ignore[arg-type]
             return value
         raise _local(f"{where}: numbers must be finite, got {value!r}")
+    # A field's value is depth 1 here and 2 in ``_freeze`` (which counts the message itself):
+    # ``>=`` here and ``>`` there bound the same nesting, so what we send we would also read.
     if depth >= MAX_JSON_DEPTH:
         raise _local(f"{where}: nested deeper than {MAX_JSON_DEPTH} levels")
     if isinstance(value, tuple | list):
@@ -411,6 +414,7 @@ class _ErrorCodeKind(Kind):
         return _ERROR_CODES.get(value, value)
 
     def write(self, code: object, name: str, limits: Limits) -> int:
+        # ``int(code)`` below: the JSON written is a plain number whatever the backend.
         if not (type(code) is int or type(code) is ErrorCode) or not 0 <= code <= U16_MAX:
             raise _local(f"{name} must be an ErrorCode or an int from 0 to {U16_MAX}, got {code!r}")
         return int(code)
@@ -424,7 +428,7 @@ class _OptionalU64(Kind):
     optional = True
 
     def read(self, obj: dict[str, Any], key: str, ctx: Context | None = None) -> int | None:
-        if obj.get(key) is None:
+        if obj.get(key) is None:  # absent or null alike
             return None
         return _uint(obj, key, U64_MAX, "u64 or null")
 
@@ -610,7 +614,8 @@ class _Base64Array(Kind):
             raise FieldError(
                 f"Records array ≤ {ctx.max_records} elements per batch: got {len(records)}"
             )
-        # Decoded all at once, the culprit looked for only when one fails.
+        # Decoded all at once (a list comprehension, then one tuple: faster than a generator),
+        # the culprit looked for only when one fails.
         try:
             decoded = tuple([a2b_base64(record, strict_mode=True) for record in records])
         except (TypeError, ValueError):  # binascii.Error is a ValueError
@@ -663,6 +668,8 @@ class _Records(Kind):
         odd: list[dict[str, Any]] = []  # records with fields beyond the three known ones
         try:
             for entry in records:
+                # Fields beyond the three known ones are checked for depth after the loop;
+                # an entry that is no object fails below, at its first subscript.
                 if len(entry) != 3:
                     odd.append(entry)
                 offset = entry["offset"]
@@ -752,7 +759,7 @@ class _Rows(Kind):
         out = []
         for index, entry in enumerate(values):
             element = _element(entry, key, index)
-            if len(element) != size:
+            if len(element) != size:  # only then can it hold a field the row does not know
                 check_extras(element, self.known, 3)
             try:
                 out.append(row(*[kind.read(element, name, ctx) for name, kind in fields]))
@@ -779,6 +786,7 @@ def field_kinds(cls: type) -> tuple[tuple[str, Kind], ...]:
     """(name, kind) of each field of ``cls``, in order, from its ``Annotated[T, "kind"]`` hints."""
     hints = get_type_hints(cls, include_extras=True)
     names = [field.name for field in attrs.fields(cls)] if attrs.has(cls) else cls._fields  # type: ignore[attr-defined]
+    # ``__metadata__[0]``: the string in ``Annotated[T, "u32"]``.
     return tuple((name, KINDS[hints[name].__metadata__[0]]) for name in names)
 
 

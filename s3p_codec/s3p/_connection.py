@@ -24,6 +24,18 @@ raises ``RemoteProtocolError``; otherwise the state is CLOSED and ``next_event``
 ``NEED_DATA`` for ever. A server may still send the replies it owes for requests already read
 (the client may half-close after pipelining). Every legal state change is in one table,
 ``s3p._state.TRANSITIONS``.
+
+Plan. Received bytes go into one ``WireBuffer``, read by the one parser the role needs: a
+server's ``CommandParser`` (``_readers``) or a client's ``ReplyParser`` (``_replies``), which is
+told the request each reply answers. ``_pending`` is the queue both roles pair by: a client
+appends what it sends and pops what is answered; a server appends what it reads and pops what
+it answers. Sending checks, then encodes (``_writers``), then changes state, so a refused send
+changes nothing. ``next_event`` is the hot path: when the last read came up short, the buffer
+noted how much it needs (``ReceiveBuffer.want``), and one comparison returns ``NEED_DATA``
+before any parser runs (one-byte feeds cost O(1) each). Parsers raise the internal
+``Malformed``, turned into the public ``RemoteProtocolError`` once, here (``remote_error``). An
+error the peer caused is kept and raised again on every later call; a server then owes one
+``ErrorReply`` (``ReplyAfterError`` counts it).
 """
 
 from __future__ import annotations
@@ -67,6 +79,7 @@ _REQUEST_TYPES = (Create, Append, Read, Trim, Delete)
 
 def remote_error(error: Malformed, role: Role) -> RemoteProtocolError:
     """The public error for a spec violation; servers get the ``ErrorReply`` to send."""
+    # The reply carries the message on the wire, where an Error line is printable ASCII only.
     message = error.message if is_text(error.message.encode("utf-8")) else "malformed request"
     reply = ErrorReply(error.code, message) if role is Role.SERVER else None
     return RemoteProtocolError(message, code=error.code, fatal=True, reply=reply)
@@ -169,7 +182,7 @@ class Connection:
                 f"cannot send on a {self._state.name} connection", code=ErrorCode.BAD_FORMAT
             )
         data = encode_request(event, self.limits, rules=self.rules)
-        self._pending.append(event)
+        self._pending.append(event)  # only once encoded: a refused request is not awaited
         return data
 
     def _send_reply(self, event: Event) -> bytes:
@@ -198,6 +211,8 @@ class Connection:
                 else "the connection is closed: an Error reply was sent",
                 code=ErrorCode.BAD_FORMAT,
             )
+        # Checked against the request it answers before anything moves: a refused reply leaves
+        # that request waiting for a valid one.
         validate_reply(event, self._pending[0], self.limits, self.rules)
         self._pending.popleft()
         if isinstance(event, ErrorReply) and not self.rules.keeps_open(event.code):
@@ -252,9 +267,11 @@ class Connection:
             if self._replies is not None:
                 pending = self._pending
                 if pending:
+                    # A reply is typed by the request it answers: the oldest one waiting.
                     reply = self._replies.next_reply(pending[0], pending)
                     if reply is not None:
                         pending.popleft()
+                        # ``type() is``: one pointer test per reply; no class derives from it.
                         if type(reply) is ErrorReply and not self.rules.keeps_open(reply.code):
                             # The server closes after any Error; pipelined replies are lost.
                             pending.clear()
@@ -262,6 +279,7 @@ class Connection:
                             self._state = _ON_CLOSING_ERROR_RECEIVED[self._state]
                         return reply
                 elif len(buffer):
+                    # Nothing says what these bytes answer, so they cannot even be framed.
                     raise Malformed(ErrorCode.BAD_FORMAT, "a reply arrived with no pending request")
             else:
                 assert self._commands is not None
@@ -271,12 +289,14 @@ class Connection:
                     return request
         except Malformed as error:
             self._state = _ON_FATAL_ERROR[self._state]
-            self._error = remote_error(error, self._role)
+            self._error = remote_error(error, self._role)  # raised again by every later call
             self._reply_gate.owe(self._error.reply)
-            raise self._error from None
+            raise self._error from None  # the parser's internal error is no part of the API
         return self._need_data()
 
     def _need_data(self) -> NeedData:
+        """Nothing complete is buffered: at the end of the stream, the end of the connection (or
+        an error, if a frame was cut short)."""
         if self._eof:
             busy = self._commands.in_command if self._commands else self._replies.in_reply  # type: ignore[union-attr]
             if busy:

@@ -102,7 +102,7 @@ _STAND_INS: dict[type[Request], Request] = {
 def _slim(request: Request) -> Request:
     """What pairing needs of ``request``: its type, and a READ's bounds (count, MIN_ID or
     MIN_TIMESTAMP) that its reply is checked against. Never its records or stream name, so a
-    request waiting for its reply costs about 100 bytes however large it was (issue 29.11)."""
+    request waiting for its reply costs about 100 bytes however large it was."""
     if type(request) is Read:
         assert isinstance(request, Read)
         return attrs.evolve(request, stream=b"?", block_ms=None)

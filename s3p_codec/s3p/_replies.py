@@ -11,7 +11,7 @@ COUNT asked for, Bulk Strings only, well-formed timestamps, "Returned records MU
 increasing timestamp order" and "only return records with timestamp strictly greater than"
 MIN_TIMESTAMP (``0-0`` by default; v0.2.0's MIN_ID is inclusive, see ``floor_of``).
 
-Theory of operation. There are two ways through a READ reply, and the state they share is the
+Plan. There are two ways through a READ reply, and the state they share is the
 careful path's own (``_count``, ``_records``, ``_prev``, ``_stamp``, ``_bulk``):
 
 - The careful path (``read_header`` then ``_slow_element``) reads one element at a time through
@@ -146,6 +146,9 @@ class ReplyParser:
         ``upcoming`` (every request awaiting a reply, ``request`` first) is accepted for
         callers that pass it; replies are decoded one at a time.
         """
+        # Paths, most common first: a READ reply whose head ``_READ_HEAD`` matches goes to the
+        # fast path; any other reply start is read by its header line; a reply begun earlier
+        # (``_count`` for READ, ``_bulk`` for APPEND) is carried on below.
         buf = self.buffer
         if self._count < 0 and self._bulk < 0:
             pos = buf.pos
@@ -173,6 +176,8 @@ class ReplyParser:
                     _set(whole, "records", tuple(self._records))
                     self._records = []
                     self._count = -1
+                    # ``compact`` leaves a partly read ``bytes`` storage as it is (an adopted
+                    # chunk is never copied): the call is skipped then.
                     if buf.pos >= len(buf.data) or type(buf.data) is not bytes:
                         buf.compact()
                     return whole
@@ -226,6 +231,8 @@ class ReplyParser:
         self._count = count
 
     def _read_body(self) -> ReadReply | None:
+        """The rest of a READ reply: runs of whole pairs by the fast path, one element at a time
+        by the careful path where it stops; None until the last pair is here."""
         records = self._records
         pairs_left = self._count // 2 - len(records)
         fast = self.fast
@@ -237,6 +244,7 @@ class ReplyParser:
             # The careful path: one element, with the precise error.
             if not self._slow_element():
                 return None
+            # Back at a pair boundary (no timestamp waiting, no record half-read): count again.
             if self._stamp is None and self._bulk < 0:
                 pairs_left = self._count // 2 - len(records)
         reply = _read_reply(tuple(records))
@@ -252,7 +260,10 @@ class ReplyParser:
         found = _FIRST_PAIR(data, buf.pos)
         if found is None:
             return pairs_left
-        whole = data if type(data) is bytes else None  # records are sliced as they are
+        # A slice of ``bytes`` is the record itself, one copy; a slice of a ``bytearray`` is a
+        # bytearray, to be copied again into bytes (below).
+        whole = data if type(data) is bytes else None
+        # Everything the loop touches per pair is a local: a local load is the cheapest lookup.
         max_record = self.limits.max_record_size
         append = self._records.append
         match = _NEXT_PAIR
@@ -263,13 +274,18 @@ class ReplyParser:
         while True:
             stamp_size, ms, seq, size_text = found.groups()
             start = found.end()
-            size = small(size_text) or int(size_text)  # never 0: no leading zero
-            seq_value = small(seq)
+            size = small(size_text) or int(size_text)  # never 0 (no leading zero): ``or`` is safe
+            seq_value = small(seq)  # may be 0, so tested against None
             if seq_value is None:
                 seq_value = int(seq)
+            # Built without ``Timestamp.__new__``'s argument handling: both parts are checked
+            # digits of at most 19, within 64 bits.
             stamp = _new_timestamp(Timestamp, (int(ms), seq_value))
+            # One tuple comparison is both rules: strictly increasing, and above the floor
+            # (``prev`` starts there). The declared timestamp length must be its digits plus
+            # the ``-``, read from a table rather than computed.
             if stamp <= prev or size > max_record or stamp_sizes[len(ms)][len(seq)] != stamp_size:
-                break
+                break  # the careful path says which rule broke, or takes an unusual pair
             stop = start + size
             # The next pair's match checks this record's CRLF; the last one is checked here.
             if pairs_left > 1:
@@ -287,6 +303,8 @@ class ReplyParser:
             if whole is not None:
                 append((stamp, whole[start:stop]))
             elif size > 4096:
+                # Through a view a big record is copied once; for a small one the view costs
+                # more than the second copy (the buffer's ``_ONE_COPY_MIN``).
                 with memoryview(data) as view:
                     append((stamp, bytes(view[start:stop])))
             else:
@@ -296,9 +314,10 @@ class ReplyParser:
             pairs_left -= 1
             if found is None:
                 break
+        # ``prev`` moves with each pair taken: if it did not, nothing was consumed.
         if prev is not first:
             self._prev = prev
-            buf.pos = end + 2
+            buf.pos = end + 2  # after the last record's CRLF
         return pairs_left
 
     def _hand_over(

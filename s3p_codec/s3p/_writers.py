@@ -134,6 +134,8 @@ _FIELD_OPTIONS = {
 
 
 _foreign: dict[tuple[Version | None, type], tuple[tuple[str, bytes], ...]] = {}
+"""Per (version, request type), the fields to check: derived once from the version's options,
+so a send looks at only the few fields the other version has."""
 
 
 def _check_version(event: Request, rules: Rules) -> None:
@@ -163,13 +165,14 @@ def validate_request(event: Request, limits: Limits, rules: Rules = _V010) -> No
     ``rules`` is the version's: a field of the other version must be left None.
     """
     _check_stream(event.stream, limits)
-    if type(event) is not Delete:
+    if type(event) is not Delete:  # DELETE has no options in either version
         _check_version(event, rules)
     if isinstance(event, Append):
         _check_append(event, limits, rules)
     elif isinstance(event, Read):
         _check_read(event, limits, rules)
     elif isinstance(event, Trim):
+        # TRIM needs its one bound, which each version names differently.
         bound = event.until if rules.version is Version.V0_1_0 else event.min_id
         _check_timestamp(bound, "until" if rules.version is Version.V0_1_0 else "min_id")
     elif isinstance(event, Create):
@@ -179,6 +182,8 @@ def validate_request(event: Request, limits: Limits, rules: Rules = _V010) -> No
 
 
 def _options(*pairs: tuple[bytes, bytes | None]) -> bytes:
+    """The options array of the pairs whose value is not None, in the order given (one fixed
+    order per command, so equal requests encode to equal bytes)."""
     present = [(key, value) for key, value in pairs if value is not None]
     out = [b"*%d\r\n" % (2 * len(present))]
     for key, value in present:
@@ -259,10 +264,12 @@ def _check_read_reply(reply: ReadReply, request: Read, limits: Limits, rules: Ru
             "ReadReply.records must be a sequence of (Timestamp, bytes) pairs, "
             f"got {type(records).__name__}"
         )
+    # A server answering a READ without COUNT returns at most its own default; a client reading
+    # one (``_replies``) allows up to ``max_count``, since the server's default is not its own.
     limit = request.count if request.count is not None else limits.default_count
     if len(records) > limit:
         raise _fail(f"READ returns up to COUNT records: {len(records)} > {limit}")
-    prev = floor_of(request, default_floor(rules))
+    prev = floor_of(request, default_floor(rules))  # the same bound the client's reader applies
     for pair in records:
         if not (isinstance(pair, tuple) and len(pair) == 2):
             raise _fail(f"each READ record is a (Timestamp, bytes) pair, got {pair!r}")
