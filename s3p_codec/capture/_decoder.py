@@ -167,7 +167,12 @@ class _PacketMap:
         self._entries, self._head = entries, 0
 
     def add(self, end: int, segment: Segment) -> None:
-        self._entries += _packet(end, segment)
+        """Remember that ``segment`` carried the bytes up to offset ``end``."""
+        self._entries += (end, segment.file, segment.number, segment.ts)
+
+    def extend(self, packets: list[Any]) -> None:
+        """Remember ``packets``, flat as kept here: four items each (``Packet``), in order."""
+        self._entries += packets
 
     def _find(self, offset: int, start: int) -> int:
         entries = self._entries
@@ -211,7 +216,8 @@ class FlowDecoder:
     ) -> None:
         self.conversation = conversation
         self._decode_as = decode_as
-        self._observers = observers
+        #: Makes the Observer once the protocol is decided (not kept in a snapshot).
+        self.observers = observers
         self._held: list[StreamItem] = []
         # Sniffing state, made when the first bytes come (most flows of a scan never carry any).
         self._prefix: dict[Endpoint, bytearray] = {}
@@ -232,7 +238,9 @@ class FlowDecoder:
         self._gap_reasons: dict[tuple[Direction, int], str] = {}  # a few at most, popped
         self._held_bytes = 0
         self._held_payload = False  # bytes or gaps among the held items
-        self._last: Segment | PacketRef = conversation.first
+        #: The last packet of this conversation taken so far: its ``Segment``, or the
+        #: ``PacketRef`` the lanes keep instead (``last_segment`` makes it a ``Segment``).
+        self.last_packet: Segment | PacketRef = conversation.first
         self.last_seen = conversation.first.ts
         self.carried_data = False
         self._texts: tuple[Endpoint | None, str, str, str] | None = None  # see _endpoint_texts
@@ -247,24 +255,24 @@ class FlowDecoder:
         # given again on restore) and the table's lanes (a restored table takes every packet
         # through ``add``); a packet reference becomes the segment it stands for.
         state = self.__dict__.copy()
-        state["_observers"] = state["_raw_lanes"] = None
+        state["observers"] = state["_raw_lanes"] = None
         state["_raw"] = {}
-        state["_last"] = bare(self.last_segment)
+        state["last_packet"] = bare(self.last_segment)
         state["_held"] = [_bare_item(item) for item in self._held]
         return state
 
     @property
     def last_segment(self) -> Segment:
         """The last segment of this conversation taken so far."""
-        last = self._last
+        last = self.last_packet
         if isinstance(last, Segment):
             return last
-        self._last = segment = segment_of(last)
+        self.last_packet = segment = segment_of(last)
         return segment
 
     @last_segment.setter
     def last_segment(self, segment: Segment) -> None:
-        self._last = segment
+        self.last_packet = segment
 
     # -- lanes -------------------------------------------------------------------------------
 
@@ -293,7 +301,7 @@ class FlowDecoder:
         self, direction: Direction, packets: list[Any], payloads: list[bytes]
     ) -> list[Row]:
         """``_observe_data`` of in-order packets of one direction, one after the other, which
-        ``lanes`` took (``HalfStream.take_next`` and all): one call of the Observer for all.
+        ``lanes`` took (``HalfStream.take_in_order`` and all): one call of the Observer for all.
 
         Their rows are those the packets would give one by one, as every Observer gives the same
         output in any chunking of its bytes: the rows of the first ones come later (after the
@@ -310,7 +318,7 @@ class FlowDecoder:
         observer = self._observer
         if observer is None or direction in self._abandoned:
             return []
-        (self._maps.get(direction) or self._map(direction))._entries += packets
+        (self._maps.get(direction) or self._map(direction)).extend(packets)
         data = payloads[0] if len(payloads) == 1 else b"".join(payloads)
         return self._observe_bytes(observer, direction, data)
 
@@ -318,7 +326,7 @@ class FlowDecoder:
 
     def add(self, segment: Segment) -> list[Row]:
         """Take one segment of this conversation; return the rows it completes."""
-        self._last = segment
+        self.last_packet = segment
         if segment.payload or segment.length:
             self.carried_data = True
             if self._lanes:
@@ -326,9 +334,12 @@ class FlowDecoder:
                 lane = self._lanes.get((segment.src, segment.sport))
                 if lane is not None:
                     half, other, direction = lane
-                    offset = half.take_next(segment, other)
+                    payload = segment.payload
+                    offset = half.take_in_order(
+                        other, segment.seq, segment.flags, len(payload), segment.length, segment
+                    )
                     if offset >= 0:
-                        return self._observe_data(direction, offset, segment.payload, segment)
+                        return self._observe_data(direction, offset, payload, segment)
         return self._items(self.conversation.add(segment))
 
     def evict(self, event_type: str, detail: str, error_code: str | None) -> list[Row]:
@@ -338,7 +349,7 @@ class FlowDecoder:
         rows = self.finish()
         if not self.carried_data:
             return rows
-        last = _packet(0, self._last)
+        last = _packet(0, self.last_packet)
         rows.append(
             self._row(
                 Direction.CLIENT_TO_SERVER,
@@ -435,7 +446,7 @@ class FlowDecoder:
         self.client = client
         if protocol is not None:
             try:
-                self._observer = self._observers(protocol)
+                self._observer = self.observers(protocol)
             except Exception as exc:  # a protocol package that fails to import: say so, go on
                 self.protocol = None
                 crash = self._crash_row(Direction.CLIENT_TO_SERVER, exc)
@@ -480,9 +491,7 @@ class FlowDecoder:
         observer = self._observer
         if observer is None or direction in self._abandoned:
             return []
-        packets = self._maps.get(direction) or self._map(direction)
-        # _PacketMap.add, without a call
-        packets._entries += (offset + len(data), segment.file, segment.number, segment.ts)
+        (self._maps.get(direction) or self._map(direction)).add(offset + len(data), segment)
         return self._observe_bytes(observer, direction, data)
 
     def _observe_bytes(
@@ -823,8 +832,8 @@ class FlowTable:
         # No open conversation was last seen before this (capture time): idle ones are looked
         # for only once the idle timeout has passed since then, not at every segment.
         self._oldest_seen = float("inf")
-        # Set to a dict by ``lanes.scan``, which then takes packets of open conversations
-        # through it (see ``Lane``); None: every packet comes through ``add``.
+        # A dict once ``open_lanes`` was called: the lanes of open conversations (see
+        # ``Lane``); None: every packet comes through ``add``.
         self.lanes: dict[bytes, Lane] | None = None
 
     # -- checkpoints ---------------------------------------------------------------------------
@@ -848,7 +857,7 @@ class FlowTable:
         table = checkpoint.load(blob, cls)
         table.observers = observers
         for decoder in table.flows.values():
-            decoder._observers = observers  # the table owns its decoders
+            decoder.observers = observers
         return table
 
     def __getstate__(self) -> dict[str, Any]:
@@ -870,18 +879,37 @@ class FlowTable:
             idle_timeout=lim.idle_timeout, max_flows=lim.max_flows,
         )  # fmt: skip
 
+    def open_lanes(self) -> dict[bytes, Lane]:
+        """The lanes of the conversations opened from now on, by the 12 bytes of addresses and
+        ports of their packets (``Lane``): ``_lanes.scan`` takes their in-order packets straight
+        to the Observer, with ``advance_clock`` and ``HalfStream.take_in_order``. A restored
+        table's conversations have none: every packet of theirs comes through ``add``."""
+        if self.lanes is None:
+            self.lanes = {}
+        return self.lanes
+
+    def advance_clock(self, ts: float) -> float | None:
+        """Capture time once a packet at ``ts`` is taken (the latest seen: timestamps may step
+        back a little). None, with nothing changed, when at ``ts`` an open conversation has
+        been idle past ``idle_timeout``: only ``add`` may take that packet, as it closes them
+        first (the one rule of when they are due)."""
+        if ts > self._now:
+            idle = self.limits.idle_timeout
+            if idle and ts - idle > self._oldest_seen:
+                return None
+            self._now = ts
+        return self._now
+
     def add(self, segment: Segment) -> list[Row]:
         """Take one segment; return the rows it completes."""
         key = flow_key(segment)
         flows = self.flows
         decoder = flows.get(key)
         rows: list[Row] = []
-        if segment.ts > self._now:
+        if self.advance_clock(segment.ts) is None:
             self._now = segment.ts
-            idle = self.limits.idle_timeout
-            if idle and self._now - idle > self._oldest_seen:
-                rows += self._expire()
-                decoder = flows.get(key)
+            rows += self._expire()
+            decoder = flows.get(key)
         if decoder is None:
             if self._stray(key, segment):
                 return rows

@@ -4,14 +4,16 @@ packets take in ``decode_files``.
 Nearly every packet of a capture continues one direction of a conversation already open: the
 next bytes in sequence, or an acknowledgement without payload. ``FlowTable.add`` would make a
 ``Segment`` of it, find its conversation by ``flow_key`` (two address strings), and go through
-``FlowDecoder.add`` and ``HalfStream.take_next`` to the Observer. Here, a classic pcap file read
-in place (``SegmentReader.records``), such a packet is found by the 12 bytes that name its
-addresses and ports in the packet itself (``observe.Lane``), checked against the same
-conditions, and its payload slice goes to the Observer; what is kept of the packet (for the
-rows' packet numbers, and as the conversation's last segment) is a ``PacketRef``, a tuple.
-Every other packet (SYN, FIN, RST, out of order, behind or before a hole, cut by the snap
-length, IPv6, IP options, a new or unknown conversation, one whose idle timeout expires others)
-becomes a ``Segment`` and goes through ``FlowTable.add``, the general way.
+``FlowDecoder.add`` and ``HalfStream.take_in_order`` to the Observer. Here, a classic pcap file
+read in place (``SegmentReader.records``), such a packet is found by the 12 bytes that name its
+addresses and ports in the packet itself (its ``Lane``, which the ``FlowDecoder`` registered in
+``FlowTable.open_lanes``); the table's clock moves on (``FlowTable.advance_clock``), the same
+in-order step takes it (``HalfStream.take_in_order``), and its payload slice goes to the
+Observer. What is kept of the packet (for the rows' packet numbers, and as the conversation's
+last packet) is a ``PacketRef``, a tuple. Every other packet (SYN, FIN, RST, out of order,
+behind or before a hole, cut by the snap length, IPv6, IP options, a new or unknown
+conversation, one whose idle timeout expires others) becomes a ``Segment`` and goes through
+``FlowTable.add``, the general way.
 
 Consecutive in-order packets of one direction (a message sent in several segments, possibly
 with acknowledgements of the same conversation in between; ``RUN_BYTES`` at most) go to the
@@ -39,17 +41,15 @@ from s3p_codec.capture._packets import (
     link_struct,
 )
 from s3p_codec.capture._pcap import CaptureFileError, maybe_gunzip
+from s3p_codec.capture._reassembly import HalfStream
 from s3p_codec.capture._scan import SegmentReader
 from s3p_codec.capture._table import Row
 
 if TYPE_CHECKING:
-    from s3p_codec.capture._decoder import FlowDecoder, FlowTable
+    from s3p_codec.capture._decoder import FlowDecoder, FlowTable, Lane
 
 __all__ = ["scan"]
 
-_TCP_ACK = 0x10
-_NOT_PLAIN = 0x07  # FIN, SYN, RST
-_SEQ_MASK = 0xFFFFFFFF
 RUN_BYTES = 1 << 18
 """Bytes of consecutive in-order payload one Observer call takes at most: a long one-way transfer
 is fed in pieces of this size, so what waits for the Observer stays small."""
@@ -74,8 +74,6 @@ def scan(reader: SegmentReader, raw: IO[bytes], table: FlowTable) -> Iterator[li
         for segment in reader.general(stream):
             yield table.add(segment)
         return
-    if table.lanes is None:
-        table.lanes = {}
     yield from _in_place(reader, raw, linktype, table)
 
 
@@ -104,9 +102,10 @@ def _in_place(
     offset_of_headers = at if ethertype_at is None else ethertype_at
     need = at + 40
     tcp_at = at + 20
-    lanes = table.lanes
-    assert lanes is not None
-    idle = table.limits.idle_timeout
+    lanes = table.open_lanes()
+    # Bound once: a method looked up per packet costs what the rest of a lane packet costs.
+    advance_clock = table.advance_clock
+    take_in_order = HalfStream.take_in_order
     # The run: packets of one conversation (``run_decoder``) taken by the lanes one after the
     # other, whose payloads (all of ``run_direction``) the Observer has not seen yet.
     run_decoder: FlowDecoder | None = None
@@ -116,62 +115,60 @@ def _in_place(
     tick = _PROGRESS_EVERY
     try:
         for buf, base, caplen, number, ts in reader.records(raw):
+            lane: Lane | None = None
             if caplen >= need:
+                # One unpack reads every header field, the addresses and ports as the 12 bytes
+                # that key the lanes; only plain IPv4/TCP without options is looked up.
                 if ethernet:
                     (
                         ethertype, version_ihl, total, fragment, proto, key, seq, ack, offset,
                         flags,
                     ) = unpack(buf, base + offset_of_headers)  # fmt: skip
-                    lane = (
-                        lanes.get(key)
-                        if ethertype == 0x0800
+                    if (
+                        ethertype == 0x0800
                         and version_ihl == 0x45
                         and proto == 6
                         and not fragment & 0x1FFF
-                        and not flags & _NOT_PLAIN
-                        else None
-                    )
+                    ):
+                        lane = lanes.get(key)
                 else:
                     (version_ihl, total, fragment, proto, key, seq, ack, offset, flags) = unpack(
                         buf, base + offset_of_headers
                     )
-                    lane = (
-                        lanes.get(key)
-                        if version_ihl == 0x45
-                        and proto == 6
-                        and not fragment & 0x1FFF
-                        and not flags & _NOT_PLAIN
-                        else None
-                    )
-                if lane is not None:
-                    decoder, half, other, direction, flow = lane
-                    end = at + total if total else caplen
-                    header = (offset >> 4) << 2
-                    stop = end if end < caplen else caplen
-                    size = stop - tcp_at - header
-                    length = total - 20 - header if total else size
-                    if (
-                        end - tcp_at < 20
-                        or header < 20
-                        or size < 0
-                        or half._starts
-                        or (flags & _TCP_ACK and other._starts)
-                        or (ts > table._now and idle and ts - idle > table._oldest_seen)
-                    ):
-                        lane = None  # anything odd, or rows of other conversations due
-                    elif size:
-                        if (
-                            size != length
-                            or direction is None
-                            or half.closed
-                            or half.fin_at is not None
-                            or (seq - half.base - half.next) & _SEQ_MASK
-                        ):
+                    if version_ihl == 0x45 and proto == 6 and not fragment & 0x1FFF:
+                        lane = lanes.get(key)
+            if lane is not None:
+                decoder, half, other, direction, flow = lane
+                end = at + total if total else caplen  # a zero total length: TSO, trust caplen
+                header = (offset >> 4) << 2
+                stop = end if end < caplen else caplen
+                size = stop - tcp_at - header  # payload bytes captured
+                length = total - 20 - header if total else size  # payload bytes sent
+                if end - tcp_at < 20 or header < 20 or size < 0 or (size and direction is None):
+                    # A broken header, or data of a direction not begun (its first bytes go
+                    # the general way: they decide the protocol).
+                    lane = None
+                else:
+                    # The clock first: when idle conversations are due, ``add`` must close them
+                    # before anything else happens, and nothing has changed yet.
+                    clock = advance_clock(ts)
+                    if clock is None:
+                        lane = None
+                    else:
+                        now = clock
+                        # What is kept of the packet: its end offset is right if the in-order
+                        # step takes it (its payload then starts at ``half.next``).
+                        if size:
+                            payload = buf[base + tcp_at + header : base + stop]
+                            stream_end = half.next + size
+                            packet_ref = (
+                                stream_end, file, number, ts, index, key, seq, ack, flags,
+                                payload, length,
+                            )  # fmt: skip
+                        else:
+                            packet_ref = (0, file, number, ts, index, key, seq, ack, flags, b"", 0)
+                        if take_in_order(half, other, seq, flags, size, length, packet_ref) < 0:
                             lane = None
-                    elif length > 0:
-                        lane = None  # payload the snap length cut entirely
-            else:
-                lane = None
             if lane is None:
                 # The general way: a Segment, through FlowTable.add.
                 if run_packets:
@@ -199,30 +196,21 @@ def _in_place(
                     if rows:
                         yield rows
                 run_decoder = decoder
-                table.flows.move_to_end(flow)
-            if ts > table._now:  # noqa: PLR1730 - max() would cost a call per packet
-                table._now = ts
-            decoder.last_seen = table._now
+                table.flows.move_to_end(flow)  # the most recently active (idle ones are first)
+            decoder.last_seen = now
+            decoder.last_packet = packet_ref
             if size:
                 if run_packets and (
                     direction is not run_direction
-                    or half.next - run_packets[0] >= RUN_BYTES
+                    or stream_end - size - run_packets[0] >= RUN_BYTES
                 ):
                     rows = _flush(decoder, run_direction, run_packets, run_payloads)
                     run_packets, run_payloads = [], []
                     if rows:
                         yield rows
                 run_direction = direction
-                end = half.next + size
-                half.next = end
-                payload = buf[base + tcp_at + header : base + stop]
-                packet_ref = (end, file, number, ts, index, key, seq, ack, flags, payload, length)
-                run_packets += (end, file, number, ts)  # flat, as _PacketMap keeps them
+                run_packets += (stream_end, file, number, ts)  # flat, as PacketMap keeps them
                 run_payloads.append(payload)
-            else:
-                packet_ref = (0, file, number, ts, index, key, seq, ack, flags, b"", 0)
-            half._last = packet_ref
-            decoder._last = packet_ref
             if number >= tick:
                 tick = number + _PROGRESS_EVERY
                 yield []

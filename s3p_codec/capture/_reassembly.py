@@ -63,6 +63,7 @@ FlowKey = tuple[str, int, str, int]
 """Both endpoints of a connection, lower one first, so both directions share one key."""
 
 _SEQ_MOD = 1 << 32
+_SEQ_MASK = _SEQ_MOD - 1
 _HALF = 1 << 31
 DEFAULT_MAX_PENDING = 4 << 20
 """Bytes of memory one direction may hold behind a hole before the hole is declared lost."""
@@ -216,11 +217,9 @@ class HalfStream:
         captured = len(seg.payload)
         if fin and self.fin_at is None:
             self.fin_at = offset + seg.length
-        if captured == seg.length and not self._starts and offset <= self.next < offset + captured:
-            # In order with nothing held (nearly every segment): deliver without holding.
-            data = seg.payload if offset == self.next else seg.payload[self.next - offset :]
-            at, self.next = self.next, offset + captured
-            return [StreamData(self.sender, at, data, seg), *self._deliver()]
+        # Held, then delivered at once when it is the next: a segment comes here only when
+        # ``take_in_order`` did not take it (a SYN or FIN with data, an overlap, the first
+        # segment of a direction seen mid-stream, a hole on either side), so rarely in order.
         if captured:
             self._hold(offset, offset + captured, seg.payload, seg)
         if seg.length > captured:
@@ -232,31 +231,45 @@ class HalfStream:
             out += self._skip_to(self._starts[0], seg, "max_pending")
         return out
 
-    def take_next(self, seg: Segment, other: HalfStream) -> int:
-        """Take ``seg`` as the next bytes of this direction when that is all it is (nearly every
-        segment): no SYN, FIN or RST, nothing held on this side (nor on ``other``, the opposite
-        direction, for its ACK to give up on), its whole payload captured and starting exactly
-        at the next offset. Return that offset: ``Conversation.add`` would have returned just
-        this payload as one ``StreamData`` at it. Otherwise -1, with nothing changed (call
-        ``Conversation.add``)."""
-        flags = seg.flags
-        base = self.base
-        size = len(seg.payload)
-        if (
-            flags & _NOT_PLAIN
-            or (flags & TCP_ACK and other._starts)
-            or base is None
-            or self.closed
-            or self._starts
-            or self.fin_at is not None
-            or not size
-            or size != seg.length
-            or (seg.seq - base - self.next) % _SEQ_MOD
-        ):
+    def take_in_order(  # noqa: PLR0917 - the lanes call it per packet: no keyword arguments
+        self,
+        other: HalfStream,
+        seq: int,
+        flags: int,
+        size: int,
+        length: int,
+        packet: Segment | PacketRef,
+    ) -> int:
+        """The in-order step: take a packet of this direction that only continues it, as nearly
+        every packet does. That is a packet without SYN, FIN or RST; with nothing held on this
+        side (nor on ``other``, the opposite direction, when it carries an ACK that could give
+        up on a hole there); its whole payload captured (``size`` bytes of the ``length`` sent);
+        and a payload, if any, starting exactly at the next offset (sequence number ``seq``) of
+        a direction that is open and saw no FIN.
+
+        Return the offset its payload starts at (the next offset, for a packet without
+        payload), ``packet`` being remembered as this side's last: ``Conversation.add`` would
+        have returned that payload as one ``StreamData`` at that offset, and nothing for a
+        packet without payload. Otherwise -1, with nothing changed: ``Conversation.add`` takes
+        it the general way. The lanes, ``FlowDecoder.add`` and ``Conversation.add`` all take
+        packets through here first."""
+        if flags & _NOT_PLAIN or self._starts or (flags & TCP_ACK and other._starts):
             return -1
-        self._last = seg
         at = self.next
-        self.next = at + size
+        if size:
+            base = self.base
+            if (
+                size != length
+                or base is None
+                or self.closed
+                or self.fin_at is not None
+                or (seq - base - at) & _SEQ_MASK  # not at the next offset (mod 2**32)
+            ):
+                return -1
+            self.next = at + size
+        elif length:
+            return -1  # a payload the snap length cut entirely: a gap
+        self._last = packet
         return at
 
     def acknowledged(self, ack: int, seg: Segment) -> list[StreamItem]:
@@ -343,7 +356,11 @@ class HalfStream:
             else:
                 out.append(StreamData(self.sender, self.next, data[self.next - start :], seg))
             self.next = end
-        if taken:
+        if taken == len(starts):
+            # Nothing held any more: back to the shared empty list, which ``take_in_order``
+            # tests without the call a SortedList's ``len`` costs.
+            self._starts = _NOTHING_HELD
+        elif taken:
             del starts[:taken]  # SortedList: O(log n) per piece
         if self.fin_at is not None and self.next >= self.fin_at and not self.closed:
             self.closed = True
@@ -402,6 +419,10 @@ class Conversation:
         receiver: Endpoint = (seg.dst, seg.dport)
         half = self.halves[sender]
         other = self.halves[receiver]
+        payload = seg.payload
+        at = half.take_in_order(other, seg.seq, seg.flags, len(payload), seg.length, seg)
+        if at >= 0:
+            return [StreamData(sender, at, payload, seg)] if payload else []
         if seg.flags & TCP_SYN and self.client is None:
             self.client = receiver if seg.flags & TCP_ACK else sender
         if seg.flags & (TCP_FIN | TCP_RST):
