@@ -13,7 +13,7 @@ segments, with handshakes and FINs), then in one run:
 - decodes it with ``s3p_codec.capture.decode_files`` in a child process, counting rows, and
   reports MB/s (of wall time, and of the child's CPU time, which other work on the machine
   disturbs less) and that process's peak RSS; the file is read in place and its in-order
-  packets go straight to their Observer (``capture.lanes``);
+  packets go straight to their Observer (``capture/_lanes.py``);
 - decodes the same packets written as pcapng: the general way, record by record, a ``Segment``
   per packet through ``FlowTable.add``, which every capture the in-place classic-pcap reader
   does not take goes (pcapng, gzip, pipes), so the figure above is never read without this one;

@@ -19,8 +19,8 @@ from s3p_codec.capture import COLUMNS
 from s3p_codec.cli import COMMANDS, build_parser, main
 from tests.capture.conftest import s3p_exchanges
 from tests.capture.synth import Flow, write_capture
-from tests.capture.test_observe import CLIENT, SERVER, conversation
-from tests.capture.test_stream import two_conversations
+from tests.capture.test_decoder import CLIENT, SERVER, conversation
+from tests.capture.test_drivers import two_conversations
 
 
 @pytest.fixture
@@ -362,7 +362,7 @@ def test_decode_follow_reads_a_growing_file_and_ctrl_c_prints_the_summary(
 
 
 def test_decode_follow_goes_on_through_a_truncated_file_and_says_so(tmp_path: Path) -> None:
-    from tests.capture.test_stream import NEW, OLD
+    from tests.capture.test_drivers import NEW, OLD
 
     path = tmp_path / "cap.pcap"
     path.write_bytes(OLD)

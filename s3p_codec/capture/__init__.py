@@ -24,24 +24,23 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from s3p_codec._extras import capture as _capture_extra  # noqa: F401 - MissingExtra without it
-from s3p_codec.capture._decoder import (
-    DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_FLOWS,
-    MAX_TIMED_REQUESTS,
-    FileOutcome,
-    FlowDecoder,
-    FlowTable,
-    Limits,
-    capture_error_row,
-    decode_files,
-    decode_flow,
-    decode_segments,
-    decode_stream,
-    default_observer,
-    feed_file,
-)
+from s3p_codec.capture._decoder import FlowDecoder, default_observer
 from s3p_codec.capture._describe import describe_event
 from s3p_codec.capture._detect import DEFAULT_PORTS, PROTOCOLS, Verdict, parse_decode_as, sniff
+from s3p_codec.capture._drivers import (
+    FileOutcome,
+    decode_files,
+    decode_stream,
+    feed_file,
+)
+from s3p_codec.capture._flows import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_FLOWS,
+    FlowTable,
+    Limits,
+    decode_flow,
+    decode_segments,
+)
 from s3p_codec.capture._packets import Packet, Segment, decode_packet
 from s3p_codec.capture._pcap import MAX_RECORD, CaptureFileError, capture_order, read_packets
 from s3p_codec.capture._reassembly import (
@@ -64,17 +63,21 @@ from s3p_codec.capture._remote import (
     local_path,
     new_objects,
 )
-from s3p_codec.capture._scan import read_segments, segments_from_bytes
-from s3p_codec.capture._table import (
+from s3p_codec.capture._rows import (
     COLUMNS,
+    MAX_TIMED_REQUESTS,
     Column,
     Row,
     RowErrorCode,
+    capture_error_row,
+    is_error,
+)
+from s3p_codec.capture._scan import read_segments, segments_from_bytes
+from s3p_codec.capture._table import (
     Summary,
     arrow_schema,
     format_summary,
     format_table,
-    is_error,
     rows_to_dataframe,
     summarize,
     write_jsonl,

@@ -14,35 +14,9 @@ import os
 from collections.abc import Iterable
 
 from s3p_codec.capture._pcap import capture_order
-from s3p_codec.capture._remote import (
-    LATE_UPLOAD,
-    RemoteInputError,
-    Seen,
-    expand_url,
-    input_size,
-    is_remote,
-    is_url,
-    list_objects,
-    local_path,
-    new_objects,
-    open_input,
-)
+from s3p_codec.capture._remote import expand_url, is_remote, local_path
 
-__all__ = [
-    "LATE_UPLOAD",
-    "RemoteInputError",
-    "Seen",
-    "expand_inputs",
-    "expand_url",
-    "input_size",
-    "is_remote",
-    "is_url",
-    "list_objects",
-    "local_path",
-    "new_objects",
-    "open_input",
-    "unreadable_reason",
-]
+__all__ = ["expand_inputs", "unreadable_reason"]
 
 
 def expand_inputs(patterns: Iterable[str]) -> list[str]:

@@ -42,11 +42,12 @@ from s3p_codec.capture._packets import (
 )
 from s3p_codec.capture._pcap import CaptureFileError, maybe_gunzip
 from s3p_codec.capture._reassembly import HalfStream
+from s3p_codec.capture._rows import Row
 from s3p_codec.capture._scan import SegmentReader
-from s3p_codec.capture._table import Row
 
 if TYPE_CHECKING:
-    from s3p_codec.capture._decoder import FlowDecoder, FlowTable, Lane
+    from s3p_codec.capture._decoder import FlowDecoder, Lane
+    from s3p_codec.capture._flows import FlowTable
 
 __all__ = ["scan"]
 

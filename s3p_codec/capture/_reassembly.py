@@ -21,6 +21,13 @@ Offsets are positions in one direction's byte stream, gaps included: offset 0 is
 after the SYN (or the first byte seen). Memory is bounded by ``max_pending`` per direction, and
 holding N pieces costs O(N log N) time whatever order they arrive in.
 
+Nearly every packet only continues its direction: no flag but ACK, nothing held on either side,
+its payload whole and at the next offset. ``HalfStream.take_in_order`` is the one test of that
+and the one step that takes such a packet (the next offset moves on, nothing is held or
+allocated); ``Conversation.add`` tries it first, and so do the decoder (``FlowDecoder.add``) and
+the lanes (``_lanes``), which call it with the packet's fields and no ``Segment``. Every other
+packet takes ``HalfStream.segment``: held as pieces, delivered when the hole before it fills.
+
 A self-connection (one address and port at both ends: a socket connected to itself) has a single
 endpoint; its conversation holds one ``HalfStream`` and every byte travels in that direction.
 """

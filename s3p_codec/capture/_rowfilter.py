@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from s3p_codec.capture._detect import PROTOCOLS
-from s3p_codec.capture._table import COLUMNS, Row, is_error
+from s3p_codec.capture._rows import COLUMNS, Row, is_error
 
 __all__ = ["FilterError", "RowFilter", "compile_filter"]
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
 import os
 import shutil
@@ -21,265 +20,36 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping
-from typing import IO, Any, TextIO, cast
+from typing import IO, TextIO, cast
 
 import attrs
 
-from s3p_codec.capture._decoder import (
+from s3p_codec.capture._drivers import (
     FileOutcome,
-    FlowTable,
-    Limits,
-    capture_error_row,
+    FollowedFile,
     decode_files,
-    decode_in_turn,
+    decode_followed,
+    decode_followed_objects,
     decode_stream,
 )
-from s3p_codec.capture._inputs import (
-    LATE_UPLOAD,
-    RemoteInputError,
-    Seen,
-    expand_inputs,
-    is_remote,
-    list_objects,
-    new_objects,
-)
+from s3p_codec.capture._flows import Limits
+from s3p_codec.capture._inputs import expand_inputs, unreadable_reason
 from s3p_codec.capture._packets import Packet
-from s3p_codec.capture._pcap import READ_CHUNK, PrefixedStream, capture_order, read_packets
+from s3p_codec.capture._pcap import PrefixedStream, read_packets
+from s3p_codec.capture._remote import is_remote
 from s3p_codec.capture._rowfilter import FilterError, RowFilter, compile_filter
+from s3p_codec.capture._rows import COLUMN_NAMES, Row
 from s3p_codec.capture._table import (
-    COLUMN_NAMES,
     STATS_COLUMNS,
-    Row,
     Summary,
     format_summary,
     format_table,
+    write_json,
+    write_jsonl,
+    write_parquet,
 )
 
-__all__ = [
-    "CaptureRun",
-    "FollowedFile",
-    "TcpdumpError",
-    "decode_followed",
-    "decode_followed_objects",
-    "follow_objects",
-    "start_tcpdump",
-]
-
-FOLLOW_POLL = 0.05
-"""Seconds between looks at a followed file that has no new bytes."""
-
-OBJECT_POLL = 2.0
-"""Seconds between listings of a followed URL when the last one had nothing new (a listing is
-a request to the store, and objects of a rotating capture come minutes apart)."""
-
-
-class FollowedFile(io.RawIOBase):
-    """A file read as it grows (``tail -F``): a read waits for the bytes instead of ending,
-    until ``stop()`` is called (then it ends at the bytes there are).
-
-    While waiting it looks at the path as ``tail -F`` does, since a capture file is rotated
-    under a follower (renamed, ``logrotate copytruncate``, tcpdump started again on the name):
-    a file shorter than the read position was truncated, and a path naming another file
-    (device and inode) was replaced, once the old file has been read to its end. Either way
-    reads end there (the capture in hand is over) and ``next_file()`` opens the path again.
-    A path that is gone is waited for, the old file still read meanwhile. Each change is one
-    call of ``notify`` with a short sentence.
-
-    ``name`` is what rows call the file: the path, then ``PATH[2]``, ``PATH[3]``... for the
-    files that came after it, since rows number packets per file and name a conversation by
-    file and packet: two files under one name would give two conversations one id.
-    """
-
-    def __init__(
-        self,
-        path: str,
-        poll: float = FOLLOW_POLL,
-        notify: Callable[[str], None] | None = None,
-    ) -> None:
-        super().__init__()
-        self._path = path
-        self._poll = poll
-        self._notify = notify if notify is not None else (lambda _: None)
-        self._stopped = threading.Event()
-        self._file = open(path, "rb")  # noqa: SIM115 - closed by close()
-        self._ident = _identity(os.fstat(self._file.fileno()))
-        self._ended = False  # the open file was truncated or replaced: reads end
-        self._gone = False  # the path names no file (noticed once)
-        self._generation = 1  # how many files the path has named, this one included
-
-    @property
-    def name(self) -> str:
-        """The name rows give the file being read (see the class)."""
-        return _generation_name(self._path, self._generation)
-
-    def readable(self) -> bool:
-        """Always true: a followed file is only read."""
-        return True
-
-    def stop(self) -> None:
-        """Let reads end at the end of the file from now on."""
-        self._stopped.set()
-
-    def read(self, size: int = -1) -> bytes:
-        """Exactly ``size`` bytes (``READ_CHUNK`` when negative), waiting for the file to grow;
-        fewer only once ``stop()`` was called, or the file was truncated or replaced, and the
-        file ends."""
-        if size < 0:
-            size = READ_CHUNK
-        got = bytearray()
-        while len(got) < size and not self._ended:
-            stopped = self._stopped.is_set()  # before the read: bytes written before stop() count
-            more = self._file.read(size - len(got))
-            if more:
-                got += more
-            elif stopped or self._rotated():
-                break
-            else:
-                self._stopped.wait(self._poll)
-        return bytes(got)
-
-    def read1(self, size: int = -1) -> bytes:
-        """The bytes there are, up to ``size``: waits only while there are none."""
-        if size < 0:
-            size = READ_CHUNK
-        while not self._ended:
-            stopped = self._stopped.is_set()
-            more = self._file.read1(size)
-            if more or stopped or self._rotated():
-                return more
-            self._stopped.wait(self._poll)
-        return b""
-
-    def readinto(self, buffer: Any) -> int:
-        """Fill ``buffer`` as ``read`` would; return the count."""
-        data = self.read(len(memoryview(buffer)))
-        memoryview(buffer).cast("B")[: len(data)] = data
-        return len(data)
-
-    def next_file(self) -> bool:
-        """After reads ended on a truncated or replaced file: open the path again and read it
-        from its start (True). False when there is nothing to go on to: the file did not change,
-        or the path is gone and ``stop()`` was called (until then it is waited for)."""
-        while self._ended:
-            try:
-                fresh = open(self._path, "rb")  # noqa: SIM115 - closed by close()
-            except FileNotFoundError:  # gone between the look and the open
-                self._went()
-                if self._stopped.wait(self._poll):
-                    return False
-                continue
-            if self._gone:
-                self._gone = False
-                self._notify(f"file back; following the new file as {self._next_name()}")
-            self._file.close()
-            self._file = fresh
-            self._generation += 1
-            self._ident = _identity(os.fstat(fresh.fileno()))
-            self._ended = False
-            return True
-        return False
-
-    def _went(self) -> None:
-        if not self._gone:
-            self._gone = True
-            self._notify("file gone; waiting for it to come back")
-
-    def _rotated(self) -> bool:
-        """Called once every byte of the open file was read: True (reads end) when the path
-        now names another file or the open file was truncated."""
-        size = os.fstat(self._file.fileno()).st_size
-        position = self._file.tell()
-        try:
-            named = os.stat(self._path)
-        except FileNotFoundError:
-            self._went()  # the old file is still read, should its writer go on with it
-            return False
-        if _identity(named) != self._ident:
-            if size > position:
-                return False  # the old file grew meanwhile: read it to its end first
-            what = "back" if self._gone else "replaced"
-            self._notify(f"file {what}; following the new file as {self._next_name()}")
-        elif size < position:
-            self._notify(f"file truncated; decoding it again from its start as {self._next_name()}")
-        else:
-            if self._gone:  # renamed away and back: the same file, read on
-                self._gone = False
-                self._notify("file back; following it again")
-            return False
-        self._gone = False
-        self._ended = True
-        return True
-
-    def _next_name(self) -> str:
-        return _generation_name(self._path, self._generation + 1)
-
-    def close(self) -> None:
-        """Close the underlying file."""
-        self._file.close()
-        super().close()
-
-
-def _generation_name(path: str, generation: int) -> str:
-    return path if generation == 1 else f"{path}[{generation}]"
-
-
-def _identity(stat: os.stat_result) -> tuple[int, int]:
-    return (stat.st_dev, stat.st_ino)
-
-
-def decode_followed(
-    followed: FollowedFile,
-    decode_as: Mapping[int, str] | None = None,
-    *,
-    limits: Limits | None = None,
-    on_file: Callable[[FileOutcome], None] | None = None,
-) -> Iterator[Row]:
-    """Rows of a followed file, through every file its path names in turn: each new file starts
-    with its own capture header, so the conversations still open are finished as at the end of
-    a capture (their last rows out) before the next file is decoded from its first packet.
-    Rows name each file as ``followed.name`` does."""
-    stream = cast(IO[bytes], followed)
-    while True:
-        name = followed.name
-        yield from decode_stream(stream, decode_as, name=name, limits=limits, on_file=on_file)
-        if not followed.next_file():
-            return
-
-
-def follow_objects(pattern: str, *, poll: float = OBJECT_POLL) -> Iterator[str]:
-    """The objects the URL ``pattern`` names, then each new one as it appears, for ever: the
-    objects of each listing oldest first (``new_objects``; those of one listing in capture
-    order, as a set uploaded at once has no useful order of time). Raises ``RemoteInputError``
-    when the store refuses a listing."""
-    seen: Seen = []
-    late_ms = int(LATE_UPLOAD * 1000)
-    while True:
-        batch, seen = new_objects(list_objects(pattern), seen, late_ms, None)
-        yield from capture_order(url for _mtime, url in batch)
-        if not batch:
-            time.sleep(poll)
-
-
-def decode_followed_objects(
-    pattern: str,
-    decode_as: Mapping[int, str] | None = None,
-    *,
-    limits: Limits | None = None,
-    on_file: Callable[[FileOutcome], None] | None = None,
-    poll: float = OBJECT_POLL,
-) -> Iterator[Row]:
-    """Rows of the objects a URL names, as they appear (``decode --follow 's3://caps/cap*'``):
-    one capture rotated over objects, so conversations carry on from one object to the next,
-    as ``decode_files`` decodes a rotated set. Ends when the store refuses a listing
-    (``on_file`` hears it for ``pattern``), with the rows of the conversations still open."""
-    table = FlowTable.with_limits(decode_as, limits=limits)
-    try:
-        yield from decode_in_turn(follow_objects(pattern, poll=poll), table, on_file)
-    except RemoteInputError as exc:
-        if on_file is not None:
-            on_file(FileOutcome(pattern, 0, exc))
-        yield capture_error_row(pattern, type(exc).__name__, exc.message)
-    yield from table.finish()
+__all__ = ["CaptureRun", "TcpdumpError", "start_tcpdump"]
 
 
 class TcpdumpError(Exception):
@@ -385,8 +155,6 @@ class CaptureRun:
         if outcome.error is not None:
             detail = getattr(outcome.error, "message", None)
             if detail is None:
-                from s3p_codec.capture._inputs import unreadable_reason  # noqa: PLC0415
-
                 detail = unreadable_reason(outcome.path) or str(outcome.error)
             print(f"s3p-codec: {outcome.path}: {detail}", file=sys.stderr, flush=True)
 
@@ -467,8 +235,6 @@ class CaptureRun:
         return 0
 
     def _write(self, rows: Iterator[Row], fmt: str, out_path: str | None) -> None:
-        from s3p_codec.capture._table import write_json, write_jsonl, write_parquet  # noqa: PLC0415
-
         if self.command == "stats":
             for _ in rows:
                 pass

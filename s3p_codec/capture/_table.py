@@ -1,203 +1,42 @@
-"""Rows: one decoded event (or error, or gap) of a capture, and the ways to write them out.
+"""The ways rows are written out: a pandas DataFrame, JSON lines, JSON, Parquet, the terminal
+table, and the per-protocol summary of ``stats``.
 
-``COLUMNS`` is the one schema every output shares (pandas, JSON lines, Parquet, and the Spark data
-source): the same names, types and order. A ``Row`` also keeps the typed event itself
-(``Row.event``) so a notebook can look at it with its rich repr; that object is never written to
-files.
+Every output has the columns of ``COLUMNS`` (``_rows``), in that order and with those types;
+the event objects (``Row.event``) go only into a DataFrame. Rows are written as they come, in
+bounded memory: JSON lines and the table line by line (flushed per row for a live decode),
+Parquet in batches, and the summary counts each row once (``Summary``).
 """
 
 from __future__ import annotations
 
 import datetime
-import enum
-import html
 import json
 import math
-import operator
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-import attrs
-
 from s3p_codec._extras import require
+from s3p_codec.capture._rows import COLUMN_NAMES, COLUMNS, Row, is_error
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
 __all__ = [
-    "COLUMNS",
-    "ERROR_KINDS",
-    "Column",
-    "Row",
-    "RowErrorCode",
-    "Summary",
+    "STATS_COLUMNS",
     "TABLE_FIELDS",
     "TIME_FORMATS",
+    "Summary",
     "arrow_schema",
+    "format_summary",
     "format_table",
-    "is_error",
     "rows_to_dataframe",
     "summarize",
-    "format_summary",
     "write_json",
     "write_jsonl",
     "write_parquet",
 ]
-
-
-@attrs.frozen(slots=True)
-class Column:
-    """One output column: ``kind`` is ``str``, ``int``, ``float`` or ``bool``."""
-
-    name: str
-    kind: str
-    nullable: bool
-    doc: str
-
-
-class RowErrorCode(enum.StrEnum):
-    """The ``error_code`` of rows the capture layer writes itself; every other error row
-    carries its protocol's ``ErrorCode`` value."""
-
-    DECODER_FAILURE = "decoder_failure"
-    """A protocol Observer raised instead of reporting: the direction is abandoned."""
-    CAPTURE_FILE = "capture_file"
-    """The capture file is unreadable or cut short (a ``capture_error`` row)."""
-
-
-#: Every column of a decoded-event row, in order, with its type, nullability and meaning.
-COLUMNS: tuple[Column, ...] = (
-    Column("file", "str", False, "capture file of the event's first packet"),
-    Column("first_packet", "int", False, "packet number (1-based, per file) of the first byte"),
-    Column("last_packet", "int", False, "packet number of the last byte (may be in a later file)"),
-    Column("ts", "float", False, "capture time of the first packet, seconds since the epoch"),
-    Column("conversation", "str", False, "id of the TCP connection: file#packet of its start"),
-    Column("client", "str", False, "client address:port"),
-    Column("server", "str", False, "server address:port"),
-    Column("direction", "str", False, "client_to_server or server_to_client"),
-    Column("protocol", "str", False, "s3p, rustlog, s2s, pravega, durable or unknown"),
-    Column("kind", "str", False, "event, error, gap, undecoded, evicted or capture_error"),
-    Column("event_type", "str", False, "event class name (Append, ReadReply, ...)"),
-    Column("pair_id", "int", True, "links replies to the request they answer"),
-    Column("latency_ms", "float", True, "reply's first packet minus request's last packet"),
-    Column("stream", "str", True, "stream, topic or segment name"),
-    Column("offset", "str", True, "offset, timestamp or sequence number the event names"),
-    Column("count", "int", True, "records (or events) carried, or the count asked for"),
-    Column("payload_bytes", "int", True, "bytes of record payloads carried"),
-    Column("wire_bytes", "int", False, "bytes of the event on the wire"),
-    Column(
-        "error_code", "str", True, "the protocol's error code, or the capture's (RowErrorCode)"
-    ),
-    Column("detail", "str", False, "short human-readable description"),
-)
-COLUMN_NAMES = tuple(c.name for c in COLUMNS)
-_COLUMN_VALUES = operator.attrgetter(*COLUMN_NAMES)
-"""A row's written columns as one tuple: one C call, not twenty attribute reads in Python."""
-
-
-@attrs.frozen(slots=True)
-class Row:
-    """One line of the decoded table; ``event`` (not written out) is the typed event or error."""
-
-    file: str
-    first_packet: int
-    last_packet: int
-    ts: float
-    conversation: str
-    client: str
-    server: str
-    direction: str
-    protocol: str
-    kind: str
-    event_type: str
-    pair_id: int | None
-    latency_ms: float | None
-    stream: str | None
-    offset: str | None
-    count: int | None
-    payload_bytes: int | None
-    wire_bytes: int
-    error_code: str | None
-    detail: str
-    event: object = attrs.field(default=None, eq=False, repr=False)
-
-    @property
-    def is_error(self) -> bool:
-        """The one definition of an error row that ``stats``, the table, the ``error`` filter
-        word and the notebook share: see ``is_error``."""
-        return is_error(self.kind, self.error_code)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The written columns, in ``COLUMNS`` order."""
-        return dict(zip(COLUMN_NAMES, _COLUMN_VALUES(self), strict=True))
-
-    def as_tuple(self) -> tuple[Any, ...]:
-        """The written columns as a tuple (Spark rows)."""
-        values: tuple[Any, ...] = _COLUMN_VALUES(self)
-        return values
-
-    def _repr_html_(self) -> str:
-        cells = "".join(
-            f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
-            for k, v in self.as_dict().items()
-        )
-        event = html.escape(repr(self.event))
-        return f"<table>{cells}<tr><th>event</th><td><code>{event}</code></td></tr></table>"
-
-
-ERROR_KINDS = ("error", "capture_error")
-"""Row kinds that are errors whatever their ``error_code``: a broken stream, an unreadable file."""
-
-
-def is_error(kind: str, error_code: str | None) -> bool:
-    """True for an error row: a decoding error, an unreadable capture, or an event carrying an
-    error code (the protocol's own error replies, such as S3P's ``-ERR_UNKNOWN_STREAM``).
-
-    Taking the two columns, not a ``Row``, lets a DataFrame or a Spark row use the same rule:
-    ``kind==error`` alone misses the error replies, which are well-formed events.
-    """
-    return kind in ERROR_KINDS or error_code is not None
-
-
-class _Later(str):
-    """The type of ``LATER``."""
-
-    __slots__ = ()
-
-
-LATER = _Later("")
-"""What an event row is given as its ``detail`` when it is built: the text (``short_repr`` of
-the event) is made the first time ``row.detail`` is read, and kept. Most readers never ask
-(counting, ``stats``, the table, which shows the detail of other rows only)."""
-
-
-class _Detail:
-    """``Row.detail``: the slot attrs made for it, read through here so that ``LATER`` becomes
-    the text of ``row.event``. Every reader (``==``, ``hash``, ``repr``, pickling,
-    ``as_tuple``) goes through here, so a row's values are the same as when the text was made
-    up front."""
-
-    def __init__(self, slot: Any) -> None:
-        self._slot = slot
-
-    def __get__(self, row: Row | None, owner: type | None = None) -> Any:
-        if row is None:
-            return self._slot
-        value = self._slot.__get__(row, owner)
-        if type(value) is _Later:
-            from s3p_codec.capture._describe import short_repr  # noqa: PLC0415 - no cycle at load
-
-            value = short_repr(row.event)
-            self._slot.__set__(row, value)
-        return value
-
-    def __set__(self, row: Row, value: str) -> None:
-        self._slot.__set__(row, value)
-
-
-setattr(Row, "detail", _Detail(Row.__dict__["detail"]))  # noqa: B010 - replaces attrs' slot
 
 
 _PANDAS_DTYPES = {"str": "string", "int": "Int64", "float": "Float64", "bool": "boolean"}

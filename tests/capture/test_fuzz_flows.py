@@ -21,7 +21,7 @@ from s3p_codec.capture import (
     flow_key,
     read_packets,
 )
-from s3p_codec.capture._table import COLUMN_NAMES
+from s3p_codec.capture._rows import COLUMN_NAMES
 from tests.capture.conftest import s3p_exchanges
 from tests.capture.synth import write_capture
 

@@ -149,7 +149,7 @@ def test_a_message_in_many_segments_with_acks_between_is_one_observer_call(
     """The run of a message: its segments and the peer's acknowledgements reach the Observer
     as one piece, the rows naming the first and last packet of each message as ever."""
     calls: list[int] = []
-    from s3p_codec.capture._decoder import default_observer
+    from s3p_codec.capture import default_observer
 
     def counting(protocol: str) -> object:
         observer = default_observer(protocol)

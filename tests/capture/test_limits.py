@@ -23,7 +23,7 @@ from s3p_codec.capture import (
 from s3p_codec.capture._reassembly import HELD_PIECE_COST, Conversation, StreamGap
 from tests.capture.conftest import s3p_exchanges
 from tests.capture.synth import Flow, write_capture
-from tests.capture.test_observe import CLIENT, EXPECTED, SERVER, conversation, events, rows_of
+from tests.capture.test_decoder import CLIENT, EXPECTED, SERVER, conversation, events, rows_of
 
 SELF = ("127.0.0.1", 7500)
 CREATE = s3p_exchanges()[0][0]
@@ -147,14 +147,14 @@ def test_an_abandoned_direction_keeps_no_packets() -> None:
     decoder = table.flows[flow_key(segs[0])]
     assert [r.kind for r in rows] == ["error"]
     assert "direction abandoned" in rows[0].detail
-    packets = decoder._maps.get(Direction.CLIENT_TO_SERVER)
+    packets = decoder._rows._maps.get(Direction.CLIENT_TO_SERVER)
     assert packets is None or packets._entries == []
     # unknown protocols keep none either: their rows need first and last packet only
     table = FlowTable()
     for segment in segs:
         table.add(segment.__class__(**{**_fields(segment), "dport": 5555}))
     (decoder,) = table.flows.values()
-    assert all(m._entries == [] for m in decoder._maps.values())  # none made at all, in fact
+    assert all(m._entries == [] for m in decoder._rows._maps.values())  # none made at all
     (undecoded,) = table.finish()
     assert (undecoded.first_packet, undecoded.last_packet) == (2, 2002)
 

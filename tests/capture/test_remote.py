@@ -103,7 +103,8 @@ def test_decode_follow_of_an_s3_glob_decodes_objects_as_they_appear(
     """``decode --follow URL`` lists the pattern again and again and decodes each new object,
     conversations carried across objects: the rows of ``decode`` on the same files (up to the
     rows of conversations still open, which a follow gives only once they end)."""
-    from s3p_codec.capture._decoder import FlowTable, decode_in_turn
+    from s3p_codec.capture import FlowTable
+    from s3p_codec.capture._drivers import decode_in_turn
 
     (tmp_path / "local").mkdir()
     files = rotated_set(tmp_path / "local")

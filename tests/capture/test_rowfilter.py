@@ -83,7 +83,9 @@ def test_error_is_every_row_stats_counts() -> None:
     """One definition of an error (issue 31, item 2): error replies are errors too."""
     keep = compile_filter("error")
     assert [r for r in [*ALL, ERROR_REPLY, BROKEN_FILE] if keep(r)] == [
-        ERROR, ERROR_REPLY, BROKEN_FILE
+        ERROR,
+        ERROR_REPLY,
+        BROKEN_FILE,
     ]
     assert all(r.is_error == keep(r) for r in [*ALL, ERROR_REPLY, BROKEN_FILE])
     assert compile_filter("s3p and error")(ERROR_REPLY)

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 from s3p_codec import Direction
-from s3p_codec.capture import Row, decode_files, read_segments
-from s3p_codec.capture._decoder import FlowTable
+from s3p_codec.capture import FlowTable, Row, decode_files, read_segments
 
 CAPTURES = Path(__file__).resolve().parents[2] / "examples" / "captures"
 SAMPLES = sorted(p for p in CAPTURES.iterdir() if ".pcap" in p.name)

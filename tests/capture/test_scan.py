@@ -72,8 +72,10 @@ def test_the_in_place_reader_and_the_record_reader_agree(
     chunk: int,
     ipv6: bool,
 ) -> None:
-    flow = Flow(("fd00::1", 40000), ("fd00::2", 7500), linktype=linktype) if ipv6 else Flow(
-        linktype=linktype
+    flow = (
+        Flow(("fd00::1", 40000), ("fd00::2", 7500), linktype=linktype)
+        if ipv6
+        else Flow(linktype=linktype)
     )
     frames = flow.handshake()
     for i, payload in enumerate(payloads):

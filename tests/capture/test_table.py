@@ -25,7 +25,7 @@ from s3p_codec.capture import (
 )
 from s3p_codec.capture._describe import describe_event
 from tests.capture.synth import Flow, write_capture
-from tests.capture.test_observe import CLIENT, SERVER, conversation
+from tests.capture.test_decoder import CLIENT, SERVER, conversation
 
 
 @pytest.fixture
@@ -127,7 +127,7 @@ def test_parquet_read_back_by_pandas_has_the_dataframe_dtypes(
     (a nullable ``Int64`` ``pair_id``, not float64), so a notebook can mix the two."""
     import pandas as pd
 
-    from s3p_codec.capture._table import rows_to_dataframe, write_parquet
+    from s3p_codec.capture import rows_to_dataframe, write_parquet
 
     path = tmp_path / "rows.parquet"
     write_parquet(rows, str(path))

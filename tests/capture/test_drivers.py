@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from s3p_codec.capture import Row, decode_files, decode_stream
-from s3p_codec.capture._run import FollowedFile, decode_followed
+from s3p_codec.capture._drivers import FollowedFile, decode_followed
 from tests.capture.synth import Flow, write_capture
-from tests.capture.test_observe import EXPECTED, SERVER, conversation, events
+from tests.capture.test_decoder import EXPECTED, SERVER, conversation, events
 
 WAIT = 10.0  # seconds a row may take to show up before the test calls it lost
 

@@ -12,12 +12,12 @@ import pytest
 from s3p_codec import Direction, s3p
 from s3p_codec.capture import (
     Row,
+    RowErrorCode,
     decode_files,
     decode_flow,
     decode_segments,
     segments_from_bytes,
 )
-from s3p_codec.capture._table import RowErrorCode
 from tests.capture.conftest import s3p_exchanges
 from tests.capture.synth import Flow, Frame, write_capture
 
