@@ -25,8 +25,8 @@ from s3p_codec.s3p import (
     Trim,
 )
 from s3p_codec.s3p._events import MAX_U64
+from s3p_codec.testing.s3p import conversations, requests
 
-from .strategies import conversations, requests
 from .support import client_for, crlf, feed_garbage
 
 
@@ -96,7 +96,7 @@ def test_one_byte_at_a_time_yields_the_same_events(conversation: list) -> None:
     assert decode(Role.CLIENT, one_by_one, asked) == [reply for _, reply in conversation]
 
 
-@given(st.binary(max_size=200), st.booleans(), st.lists(requests, max_size=3))
+@given(st.binary(max_size=200), st.booleans(), st.lists(requests(), max_size=3))
 def test_random_bytes_yield_events_or_remote_protocol_errors_only(
     data: bytes, eof: bool, asked: list[s3p.Request]
 ) -> None:

@@ -9,8 +9,7 @@ from hypothesis import given
 from s3p_codec import s3p
 from s3p_codec.s3p import ErrorCode, Timestamp, TimestampStrategy
 from s3p_codec.s3p._events import MAX_U64
-
-from .strategies import timestamps
+from s3p_codec.testing.s3p import timestamps
 
 
 def test_timestamp_parse_and_format() -> None:
@@ -43,7 +42,7 @@ def test_timestamps_order_by_ms_then_seq_as_integers_not_strings() -> None:
     ]
 
 
-@given(timestamps)
+@given(timestamps())
 def test_timestamp_format_and_parse_round_trip(stamp: Timestamp) -> None:
     assert Timestamp.parse(bytes(stamp)) == stamp
     assert stamp.is_valid

@@ -25,8 +25,7 @@ from s3p_codec.s3p._readers import CommandParser, scan_command
 from s3p_codec.s3p._schema import COMMAND_NAMES, KNOWN_OPTIONS
 from s3p_codec.s3p._wire import Malformed, WireBuffer
 from s3p_codec.s3p._writers import encode_request
-
-from .strategies import requests
+from s3p_codec.testing.s3p import requests
 
 SMALL = s3p.Limits(
     max_stream_name=6,
@@ -128,9 +127,9 @@ def _encoded(request: s3p.Request) -> bytes:
     return encode_request(request, s3p.Limits(), validate=False)
 
 
-pipelines = st.lists(st.one_of(raw_commands(), requests.map(_encoded)), min_size=1, max_size=6).map(
-    b"".join
-)
+pipelines = st.lists(
+    st.one_of(raw_commands(), requests().map(_encoded)), min_size=1, max_size=6
+).map(b"".join)
 
 
 @st.composite
@@ -226,7 +225,7 @@ OUTCOMES: list[Outcome] = [parser_outcome, connection_outcome, observer_outcome]
 # --- the properties ---------------------------------------------------------------------------
 
 
-@given(st.lists(requests, min_size=1, max_size=6), st.data())
+@given(st.lists(requests(), min_size=1, max_size=6), st.data())
 def test_valid_pipelines_give_the_requests_sent_on_both_paths_in_any_chunking(
     asked: list[s3p.Request], data: st.DataObject
 ) -> None:
@@ -265,7 +264,7 @@ def test_damaged_pipelines_get_the_same_verdict_on_both_paths(
         assert outcome(chunks, limits, True) == outcome(chunks, limits, False)
 
 
-@given(st.lists(requests, min_size=1, max_size=8))
+@given(st.lists(requests(), min_size=1, max_size=8))
 def test_ordinary_requests_take_the_fast_path(asked: list[s3p.Request]) -> None:
     # Otherwise the properties above would compare the careful path with itself.
     stream = b"".join(map(_encoded, asked))

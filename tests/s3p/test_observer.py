@@ -10,9 +10,8 @@ from s3p_codec import Direction, Role, s3p
 from s3p_codec._core import Observed, ObservedError, ObservedGap
 from s3p_codec._core.connection import Observer as ObserverProtocol
 from s3p_codec.s3p import Append, AppendReply, Delete, ErrorCode, Ok, Read, ReadReply, Timestamp
+from s3p_codec.testing.s3p import conversations
 from tests.observer_support import Damage, comparable, damaged_decoding, damages, fed_in_pieces
-
-from .strategies import conversations
 
 UP = Direction.CLIENT_TO_SERVER
 DOWN = Direction.SERVER_TO_CLIENT

@@ -25,10 +25,9 @@ from s3p_codec.s3p import (
     Read,
     Trim,
 )
+from s3p_codec.testing.s3p import conversations
 from tests.capture.synth import Flow, write_capture
 from tests.observer_support import fed_in_pieces
-
-from .strategies import conversations
 
 UP = Direction.CLIENT_TO_SERVER
 DOWN = Direction.SERVER_TO_CLIENT

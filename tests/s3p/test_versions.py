@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, RemoteProtocolError, Role, s3p
 from s3p_codec.s3p import ErrorCode, ErrorReply
+from s3p_codec.testing.s3p import conversations
 
-from .strategies import conversations
 from .support import feed_garbage
 from .test_wire import hiredis_values, normalise_ours, read_all
 

@@ -19,9 +19,32 @@ from s3p_codec.s3p._wire import (
     WireValue,
     encode_value,
 )
+from s3p_codec.testing.s3p import conversations
 
-from .strategies import conversations, wire_values
 from .support import client_error, server_error
+
+# RESP values of S3P's subset (not only commands and replies): what hiredis and our wire
+# reader must agree on.
+payloads = st.binary(min_size=1, max_size=40)
+text_bytes = st.binary(max_size=30).map(lambda b: bytes(x % 95 + 32 for x in b))
+scalars = st.one_of(
+    payloads,
+    text_bytes.map(SimpleString),
+    text_bytes.map(ErrorString),
+)
+
+
+def _uniform_arrays(children: st.SearchStrategy[WireValue]) -> st.SearchStrategy[WireValue]:
+    # All elements of one array share a type (spec section 3).
+    return st.one_of(
+        st.lists(payloads, max_size=4).map(tuple),
+        st.lists(text_bytes.map(SimpleString), max_size=4).map(tuple),
+        st.lists(text_bytes.map(ErrorString), max_size=4).map(tuple),
+        st.lists(children.filter(lambda v: isinstance(v, tuple)), max_size=3).map(tuple),
+    )
+
+
+wire_values: st.SearchStrategy[WireValue] = st.recursive(scalars, _uniform_arrays, max_leaves=12)
 
 
 def read_all(data: bytes, **bounds: int) -> list[WireValue]:

@@ -64,6 +64,52 @@ def test_reply_wire_decodes_back_to_the_reply_whole_and_split() -> None:
     check()
 
 
+@settings(max_examples=200)
+@given(st.sampled_from(["0.1.0", "0.2.0"]), st.data())
+def test_replies_for_a_request_are_accepted_by_a_client_that_sent_it(
+    version: str, data: st.DataObject
+) -> None:
+    request = data.draw(cases.requests(version=version))
+    reply = data.draw(cases.replies_for(request, version=version))
+    assert not isinstance(reply, s3p.ErrorReply)
+    server = s3p.Connection(Role.SERVER, version=version)
+    client = s3p.Connection(Role.CLIENT, version=version)
+    server.receive_data(client.send(request))
+    assert server.next_event() == request
+    client.receive_data(server.send(reply))
+    assert client.next_event() == reply
+
+
+def _read_replies_for(request: s3p.Read, version: str = "0.1.0") -> list[s3p.ReadReply]:
+    drawn = live.draw(cases.replies_for(request, version=version), 300, seed=1)
+    assert all(isinstance(reply, s3p.ReadReply) for reply in drawn)
+    return [reply for reply in drawn if isinstance(reply, s3p.ReadReply)]
+
+
+def test_replies_for_a_read_reach_its_bound_and_its_count() -> None:
+    after = _read_replies_for(s3p.Read(b"s", 2, min_timestamp=s3p.Timestamp(7, 1)))
+    stamps = {stamp for reply in after for stamp, _ in reply.records}
+    assert s3p.Timestamp(7, 2) in stamps
+    assert s3p.Timestamp(7, 1) not in stamps  # MIN_TIMESTAMP is exclusive
+    assert max(len(reply.records) for reply in after) == 2  # COUNT bounds the reply
+    inclusive = _read_replies_for(s3p.Read(b"s", min_id=s3p.Timestamp(7, 1)), "0.2.0")
+    assert any(s3p.Timestamp(7, 1) in dict(reply.records) for reply in inclusive)
+
+
+def test_conversations_pair_every_request_with_an_answer_of_its_version() -> None:
+    for version in ("0.1.0", "0.2.0"):
+        drawn = live.draw(cases.conversations(version=version), 200, seed=2)
+        errors = [
+            reply for talk in drawn for _, reply in talk[:-1] if isinstance(reply, s3p.ErrorReply)
+        ]
+        if version == "0.1.0":
+            assert not errors  # v0.1.0 closes after any error: only the last reply may be one
+        else:
+            assert errors  # v0.2.0: recoverable errors anywhere, the connection goes on
+            assert all(e.code is not s3p.ErrorCode.BAD_FORMAT for e in errors)
+        assert any(isinstance(talk[-1][1], s3p.ErrorReply) for talk in drawn)
+
+
 CATEGORIES = [
     "record length -1",
     "record length +1",

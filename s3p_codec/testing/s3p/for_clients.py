@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from s3p_codec import Role, s3p
 from s3p_codec.testing._strategies import MalformedReply
-from s3p_codec.testing.s3p._wire import BAD, LIMITS, timestamps
+from s3p_codec.testing.s3p._wire import BAD, LIMITS, U64, timestamps
 
 
 def _read_replies(lim: s3p.Limits) -> st.SearchStrategy[s3p.ReadReply]:
@@ -35,6 +35,16 @@ def _codes(version: str) -> list[s3p.ErrorCode]:
     return [code for code in s3p.ErrorCode if code is not s3p.ErrorCode.NON_MONOTONIC_ID]
 
 
+def _messages() -> st.SearchStrategy[str]:
+    """Error messages: printable ASCII (what an Error line may hold), empty included."""
+    return st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=40)
+
+
+def _errors(codes: list[s3p.ErrorCode]) -> st.SearchStrategy[s3p.ErrorReply]:
+    """Error replies of one of ``codes``, with any message."""
+    return st.builds(s3p.ErrorReply, st.sampled_from(codes), _messages())
+
+
 def replies(
     limits: s3p.Limits | None = None, version: str = "0.1.0"
 ) -> st.SearchStrategy[s3p.Reply]:
@@ -43,12 +53,61 @@ def replies(
         st.just(s3p.Ok()),
         st.builds(s3p.AppendReply, timestamps()),
         _read_replies(limits or s3p.Limits()),
-        st.builds(
-            s3p.ErrorReply,
-            st.sampled_from(_codes(version)),
-            st.text("abcdefghijklmnopqrstuvwxyz ", min_size=1, max_size=20),
-        ),
+        _errors(_codes(version)),
     )
+
+
+def _admitted(request: s3p.Read, version: str) -> tuple[s3p.Timestamp, bool]:
+    """The lowest timestamp a reply to ``request`` may hold, and whether it is itself allowed:
+    v0.2.0's ``MIN_ID`` (default ``0-0``) is inclusive, v0.1.0's ``MIN_TIMESTAMP`` (default
+    ``0-0``) is not ("strictly greater than this value")."""
+    if request.min_id is not None:
+        return request.min_id, True
+    if request.min_timestamp is not None:
+        return request.min_timestamp, False
+    return s3p.Timestamp(0, 0), s3p.Version(version) is s3p.Version.V0_2_0
+
+
+def _read_reply_for(
+    request: s3p.Read, lim: s3p.Limits, version: str
+) -> st.SearchStrategy[s3p.ReadReply]:
+    low, inclusive = _admitted(request, version)
+
+    def admitted(stamp: s3p.Timestamp) -> bool:
+        return stamp >= low if inclusive else stamp > low
+
+    # Timestamps at and just after the bound as well as anywhere: the bound is what a client
+    # checks, so the records next to it matter most.
+    beside = sorted({low.ms, min(low.ms + 1, U64)})
+    near = st.builds(s3p.Timestamp, st.sampled_from(beside), st.integers(0, 3))
+    most = min(request.count or lim.default_count, 6)
+    stamps = st.lists(timestamps() | near, unique=True, max_size=most).map(
+        lambda drawn: sorted(stamp for stamp in drawn if admitted(stamp))
+    )
+    size = min(40, lim.max_record_size)
+    return stamps.flatmap(
+        lambda ts: st.tuples(*(st.binary(min_size=1, max_size=size) for _ in ts)).map(
+            lambda bodies: s3p.ReadReply(tuple(zip(ts, bodies, strict=True)))
+        )
+    )
+
+
+def replies_for(
+    request: s3p.Request, limits: s3p.Limits | None = None, version: str = "0.1.0"
+) -> st.SearchStrategy[s3p.Reply]:
+    """Valid, non-error replies to ``request``: the other direction of ``request_for``.
+
+    ``Ok`` for CREATE, TRIM and DELETE, an ``AppendReply`` for APPEND, and for READ a
+    ``ReadReply`` a strict client must accept: at most its ``COUNT`` records (``default_count``
+    of ``limits`` without one), in strictly increasing timestamp order, every timestamp after
+    ``MIN_TIMESTAMP`` (v0.1.0, exclusive) or from ``MIN_ID`` (v0.2.0, inclusive), timestamps
+    next to that bound drawn often.
+    """
+    if isinstance(request, s3p.Append):
+        return st.builds(s3p.AppendReply, timestamps())
+    if isinstance(request, s3p.Read):
+        return _read_reply_for(request, limits or s3p.Limits(), version)
+    return st.just(s3p.Ok())
 
 
 def request_for(reply: s3p.Reply) -> s3p.Request:

@@ -48,9 +48,9 @@ def request_rules(
     lim = limits or s3p.Limits()
     names = st.binary(min_size=1, max_size=min(lim.max_stream_name, 24))
     records = st.lists(
-        st.binary(min_size=1, max_size=min(lim.max_record_size, 32)),
+        st.binary(min_size=1, max_size=min(lim.max_record_size, 40)),
         min_size=1,
-        max_size=min(lim.max_records_per_append, 4),
+        max_size=min(lim.max_records_per_append, 5),
     ).map(tuple)
     if _v020(version):
         return {
