@@ -8,7 +8,7 @@ from hypothesis import given
 
 from s3p_codec import rustlog
 from s3p_codec.rustlog._events import REQUEST_TYPES, RESPONSE_TYPES, trusted
-from tests.rustlog.strategies import requests, responses
+from s3p_codec.testing.rustlog import requests, responses
 
 SPEC_IDS = {
     "Produce": 0x01, "Fetch": 0x02, "OffsetCommit": 0x03, "OffsetFetch": 0x04,
@@ -77,7 +77,7 @@ def test_free_form_fields_are_frozen_on_construction() -> None:
     assert hash(rustlog.MetricsFetchResponse({"k": [1]}))
 
 
-@given(requests | responses)
+@given(requests() | responses())
 def test_trusted_construction_makes_the_same_event_as_the_class(event: rustlog.Event) -> None:
     values = [getattr(event, field.name) for field in attrs.fields(type(event))]
     made = trusted(type(event))(*values)

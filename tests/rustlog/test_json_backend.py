@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from s3p_codec import NEED_DATA, RemoteProtocolError, Role, rustlog
 from s3p_codec.rustlog import _json_backend as json_backend
 from s3p_codec.rustlog._limits import MAX_JSON_DEPTH
+from s3p_codec.testing.rustlog import request_for, requests, responses
 from tests.rustlog.frames import BACKENDS, frame
-from tests.rustlog.strategies import REQUEST_FOR, requests, responses
 
 needs_orjson = pytest.mark.skipif(rustlog.ORJSON is None, reason="orjson not installed")
 
@@ -134,7 +134,7 @@ def test_backends_agree_on_json_made_of_random_tokens(tokens: list[str], cut: in
 
 
 @needs_orjson
-@given(requests)
+@given(requests())
 def test_backends_encode_requests_to_the_same_bytes(event: rustlog.Request) -> None:
     assert rustlog.Connection(Role.CLIENT, json="json").send(event) == rustlog.Connection(
         Role.CLIENT, json="orjson"
@@ -152,9 +152,9 @@ def _has_float(value: object) -> bool:
 
 
 @needs_orjson
-@given(responses)
+@given(responses())
 def test_backends_encode_responses_alike(event: rustlog.Response) -> None:
-    request = REQUEST_FOR[type(event)]
+    request = request_for(event)
     wires = []
     for name in ("json", "orjson"):
         server = rustlog.Connection(Role.SERVER, json=name)
@@ -222,8 +222,7 @@ def test_nesting_bound_holds_wherever_the_depth_hides(
     over = template.format(v=deep(MAX_JSON_DEPTH - level + 2)).encode()
     name = json.loads(at_bound)["type"]
     response_type = getattr(rustlog, name, None)
-    request = response_type if response_type in REQUEST_FOR else None
-    sent = REQUEST_FOR.get(response_type) if request is not None else None
+    sent = request_for(response_type) if response_type in rustlog.RESPONSE_TYPES else None
 
     def outcome(role: Role, data: bytes, backend: str) -> list[object]:
         return outcome_of(role, data, backend, sent)

@@ -6,13 +6,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, Direction, RemoteProtocolError, Role, rustlog
+from s3p_codec.testing.rustlog import request_for, requests, responses
 from tests.rustlog.frames import BACKENDS
-from tests.rustlog.strategies import REQUEST_FOR, requests, responses
 
 backends = st.sampled_from(BACKENDS)
 
 
-@given(requests, backends)
+@given(requests(), backends)
 def test_every_request_round_trips(event: rustlog.Request, backend: str) -> None:
     server = rustlog.Connection(Role.SERVER, json=backend)
     server.receive_data(rustlog.Connection(Role.CLIENT, json=backend).send(event))
@@ -20,9 +20,9 @@ def test_every_request_round_trips(event: rustlog.Request, backend: str) -> None
     assert server.next_event() is NEED_DATA
 
 
-@given(responses, backends)
+@given(responses(), backends)
 def test_every_response_round_trips(event: rustlog.Response, backend: str) -> None:
-    request = REQUEST_FOR[type(event)]
+    request = request_for(event)
     client = rustlog.Connection(Role.CLIENT, json=backend)
     server = rustlog.Connection(Role.SERVER, json=backend)
     server.receive_data(client.send(request))
@@ -41,7 +41,7 @@ def split(data: bytes, cuts: list[int]) -> list[bytes]:
     return [c for c in chunks if c]
 
 
-@given(st.lists(requests, min_size=1, max_size=5), st.lists(st.integers(0, 10_000)))
+@given(st.lists(requests(), min_size=1, max_size=5), st.lists(st.integers(0, 10_000)))
 def test_any_chunking_of_a_request_stream_gives_the_same_events(
     events: list[rustlog.Request], cuts: list[int]
 ) -> None:
@@ -55,7 +55,7 @@ def test_any_chunking_of_a_request_stream_gives_the_same_events(
     assert got == events
 
 
-@given(st.lists(requests, min_size=1, max_size=3))
+@given(st.lists(requests(), min_size=1, max_size=3))
 def test_one_byte_at_a_time_gives_the_same_events(events: list[rustlog.Request]) -> None:
     client = rustlog.Connection(Role.CLIENT, pipelining=True)
     data = b"".join(client.send(e) for e in events)
@@ -67,13 +67,13 @@ def test_one_byte_at_a_time_gives_the_same_events(events: list[rustlog.Request])
     assert got == events
 
 
-@given(st.lists(responses, min_size=1, max_size=4), st.lists(st.integers(0, 10_000)))
+@given(st.lists(responses(), min_size=1, max_size=4), st.lists(st.integers(0, 10_000)))
 def test_any_chunking_of_a_response_stream_gives_the_same_events(
     events: list[rustlog.Response], cuts: list[int]
 ) -> None:
     client = rustlog.Connection(Role.CLIENT, pipelining=True)
     server = rustlog.Connection(Role.SERVER)
-    server.receive_data(b"".join(client.send(REQUEST_FOR[type(e)]) for e in events))
+    server.receive_data(b"".join(client.send(request_for(e)) for e in events))
     list(server.events())
     data = b"".join(server.send(e) for e in events)
     got: list[object] = []
@@ -159,7 +159,7 @@ def test_well_framed_json_with_garbage_fields_gives_events_or_recoverable_errors
             assert not error.fatal or role is Role.CLIENT
 
 
-@given(st.lists(st.tuples(requests, responses), min_size=1, max_size=4),
+@given(st.lists(st.tuples(requests(), responses()), min_size=1, max_size=4),
        st.lists(st.integers(0, 10_000)), st.lists(st.integers(0, 10_000)))  # fmt: skip
 def test_observer_decodes_a_conversation_in_any_chunking(
     exchanges: list[tuple[rustlog.Request, rustlog.Response]], cuts_c: list[int], cuts_s: list[int]
@@ -171,7 +171,7 @@ def test_observer_decodes_a_conversation_in_any_chunking(
     expected = []
     for request, response in exchanges:
         if not isinstance(response, rustlog.Error):
-            request = REQUEST_FOR[type(response)]
+            request = request_for(response)
         c2s += client.send(request)
         expected.append((request, response))
     server.receive_data(c2s)

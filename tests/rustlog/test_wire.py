@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role, rustlog
 from s3p_codec.rustlog import _schema as schema
 from s3p_codec.rustlog import _wire as wire
+from s3p_codec.testing.rustlog import json_values, requests, responses
 from tests.rustlog.frames import BACKENDS, frame, parse_request, parse_response, request_error
-from tests.rustlog.strategies import json_values, requests, responses
 
 SPEC_FRAME_PAYLOAD = (
     b'{"type":"Produce","topic":"logs","partition":0,"records":["SGVsbG8gV29ybGQ="]}'
@@ -343,9 +343,9 @@ def _dumps(value: object) -> bytes:
 
 
 payloads = st.one_of(
-    requests.map(lambda e: _dumps(schema.encode(e, rustlog.Limits()))),
-    responses.map(lambda e: _dumps(schema.encode(e, rustlog.Limits()))),
-    st.tuples(requests | responses, st.text(max_size=8), json_values).map(
+    requests().map(lambda e: _dumps(schema.encode(e, rustlog.Limits()))),
+    responses().map(lambda e: _dumps(schema.encode(e, rustlog.Limits()))),
+    st.tuples(requests() | responses(), st.text(max_size=8), json_values()).map(
         lambda t: _dumps({**schema.encode(t[0], rustlog.Limits()), t[1]: _plain(t[2])})
     ),
     st.binary(min_size=1, max_size=60),

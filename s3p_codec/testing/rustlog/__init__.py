@@ -12,7 +12,11 @@ RustLog splits errors in two (see docs/decisions.rst):
 
 For clients: ``responses()`` and ``reply_wire()`` (valid responses and the frames our
 server-role codec writes for them) and ``malformed_replies()`` (``MalformedReply`` frames a
-strict client refuses, with the requests it had pending).
+strict client refuses, with the requests it had pending). ``responses()`` keeps the RustLog
+spec's own word ("Response types", ``ProduceResponse``...) where S3P, Pravega and S2S say
+``replies()``; the names shared by every protocol module (``reply_wire()``,
+``malformed_replies()``, ``requests_for()``) are the same here. ``json_values()`` draws the
+free-form JSON of metrics, ``Error`` details and unknown extra fields.
 
 Where each part lives (every name below is importable from this package):
 
@@ -21,7 +25,8 @@ Where each part lives (every name below is importable from this package):
 - ``for_clients``: the client direction (``responses()``, ``reply_wire()``, ``request_for()``,
   ``requests_for()``, ``malformed_replies()``);
 - ``_target``: ``Target``, the live driver's view of RustLog, and its answer reader;
-- ``_wire``: what both directions share (the frame and its JSON, codes, ``topics()``).
+- ``_wire``: what both directions share (the frame and its JSON, codes, ``topics()``,
+  ``json_values()``).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from s3p_codec.testing.rustlog._wire import TOO_LARGE as TOO_LARGE
 from s3p_codec.testing.rustlog._wire import TOPIC_CHARS as TOPIC_CHARS
 from s3p_codec.testing.rustlog._wire import U32 as U32
 from s3p_codec.testing.rustlog._wire import U64 as U64
+from s3p_codec.testing.rustlog._wire import json_values
 from s3p_codec.testing.rustlog._wire import topics as topics
 from s3p_codec.testing.rustlog.for_clients import _reply_fields as _reply_fields
 from s3p_codec.testing.rustlog.for_clients import (
@@ -53,6 +59,7 @@ from s3p_codec.testing.rustlog.for_servers import (
 __all__ = [
     "Target",
     "edge_cases",
+    "json_values",
     "malformed",
     "malformed_replies",
     "recoverable",

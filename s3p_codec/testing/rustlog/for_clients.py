@@ -15,54 +15,70 @@ from s3p_codec.testing._strategies import MalformedReply
 from s3p_codec.testing.rustlog._wire import (
     BAD,
     TOO_LARGE,
+    U16,
     U32,
     U64,
     _client,
     _frame,
     _json,
+    _json_objects,
+    _texts,
     topics,
 )
 
 
 def _fetch_responses() -> st.SearchStrategy[rustlog.FetchResponse]:
-    """Records in offset order, ``next_offset`` = last record offset + 1."""
+    """Records in increasing offset order (gaps of 1-3 between them), ``next_offset`` = last
+    record offset + 1; without records, any ``next_offset``."""
 
-    def build(start: int, rows: list[tuple[int, bytes]]) -> rustlog.FetchResponse:
-        records = tuple(
-            rustlog.Record(start + i, stamp, body) for i, (stamp, body) in enumerate(rows)
-        )
-        return rustlog.FetchResponse(records, start + len(records))
+    def build(
+        start: int, rows: list[tuple[int, int, bytes]], empty_next: int
+    ) -> rustlog.FetchResponse:
+        records = []
+        offset = start
+        for gap, stamp, body in rows:
+            records.append(rustlog.Record(offset, stamp, body))
+            offset += gap
+        next_offset = records[-1].offset + 1 if records else empty_next
+        return rustlog.FetchResponse(tuple(records), next_offset)
 
-    rows = st.lists(st.tuples(st.integers(0, U64), st.binary(max_size=32)), max_size=3)
-    return st.builds(build, st.integers(0, U64 - 8), rows)
+    rows = st.lists(
+        st.tuples(st.integers(1, 3), st.integers(0, U64), st.binary(max_size=32)), max_size=6
+    )
+    return st.builds(build, st.integers(0, U64 - 32), rows, st.integers(0, U64))
 
 
 def responses() -> st.SearchStrategy[rustlog.Response]:
-    """Every response type with in-range fields (for fuzzing clients)."""
+    """Every response type with every field over its whole range (for fuzzing clients).
+
+    u32, u64 and usize fields anywhere in range, topics of 1-255 characters, any text where
+    the spec says "string", records in offset order with gaps, free-form JSON
+    (``json_values()``) in metrics and ``Error`` details, and ``Error`` codes beyond those the
+    spec names (any u16: "Add new error codes" is a backward compatible change).
+    """
     u32 = st.integers(0, U32)
     u64 = st.integers(0, U64)
-    partitions = st.lists(st.builds(rustlog.PartitionInfo, u32, u64, u64, u32), max_size=3)
-    text = st.text(max_size=20)
+    partitions = st.lists(st.builds(rustlog.PartitionInfo, u32, u64, u64, u64), max_size=4)
     return st.one_of(
-        st.builds(rustlog.ProduceResponse, u64, u32),
+        st.builds(rustlog.ProduceResponse, u64, u64),
         _fetch_responses(),
         st.builds(rustlog.OffsetCommitResponse, st.booleans()),
         st.builds(rustlog.OffsetFetchResponse, st.none() | u64),
-        st.builds(rustlog.CreateTopicResponse, st.booleans(), st.integers(0, 1000)),
+        st.builds(rustlog.CreateTopicResponse, st.booleans(), u32),
         st.builds(
             rustlog.ListTopicsResponse,
-            st.lists(st.builds(rustlog.TopicInfo, topics(), st.integers(1, 1000)), max_size=3).map(
-                tuple
-            ),
+            st.lists(st.builds(rustlog.TopicInfo, topics(), u32), max_size=4).map(tuple),
         ),
         st.builds(rustlog.DescribeTopicResponse, topics(), partitions.map(tuple)),
-        st.builds(rustlog.DescribePartitionResponse, topics(), u32, u64, u64, u32),
-        st.builds(
-            rustlog.MetricsFetchResponse,
-            st.dictionaries(text, st.integers(0, U32) | text, max_size=3).map(rustlog.JsonObject),
-        ),
+        st.builds(rustlog.DescribePartitionResponse, topics(), u32, u64, u64, u64),
+        st.builds(rustlog.MetricsFetchResponse, _json_objects()),
         st.just(rustlog.Pong()),
-        st.builds(rustlog.Error, st.sampled_from(rustlog.ErrorCode), text),
+        st.builds(
+            rustlog.Error,
+            st.sampled_from(rustlog.ErrorCode) | st.integers(0, U16),
+            _texts(),
+            st.none() | _json_objects(),
+        ),
     )
 
 
@@ -81,9 +97,14 @@ _SAMPLE_REQUESTS: dict[type[rustlog.Request], rustlog.Request] = {
 _REQUEST_OF = {response: request for request, response in rustlog.RESPONSE_TO.items()}
 
 
-def request_for(response: rustlog.Response) -> rustlog.Request:
-    """A request that ``response`` answers (its type - 0x80); a ``Ping`` for an ``Error``."""
-    return _SAMPLE_REQUESTS[_REQUEST_OF.get(type(response), rustlog.Ping)]
+def request_for(response: rustlog.Response | type[rustlog.Response]) -> rustlog.Request:
+    """A request that ``response`` answers (its type - 0x80); a ``Ping`` for an ``Error``.
+
+    ``response`` may also be a response class (``rustlog.FetchResponse``): a request that any
+    response of that class answers.
+    """
+    kind = response if isinstance(response, type) else type(response)
+    return _SAMPLE_REQUESTS[_REQUEST_OF.get(kind, rustlog.Ping)]
 
 
 def requests_for(reply: rustlog.Response) -> tuple[rustlog.Request, ...]:

@@ -14,26 +14,26 @@ from s3p_codec.testing._strategies import Malformed, Valid
 from s3p_codec.testing.rustlog._wire import (
     BAD,
     TOO_LARGE,
-    TOPIC_CHARS,
     U32,
     U64,
     _client,
     _frame,
     _json,
+    _texts,
     topics,
 )
 
 
 def request_rules() -> dict[str, st.SearchStrategy[rustlog.Request]]:
     """Every request type with in-range fields, by type name (each type is a rule of
-    the live fuzzer)."""
+    the live fuzzer). Consumer groups are any text (the spec types them "string")."""
     u32 = st.integers(0, U32)
     u64 = st.integers(0, U64)
-    records = st.lists(st.binary(max_size=32), max_size=4).map(tuple)
-    groups = st.text(TOPIC_CHARS, min_size=1, max_size=12)
+    records = st.lists(st.binary(max_size=64), max_size=8).map(tuple)
+    groups = _texts()
     return {
         "Produce": st.builds(rustlog.Produce, topics(), u32, records),
-        "Fetch": st.builds(rustlog.Fetch, groups, topics(), u32, u64, u32),
+        "Fetch": st.builds(rustlog.Fetch, groups, topics(), u32, u64, u64),
         "OffsetCommit": st.builds(rustlog.OffsetCommit, groups, topics(), u32, u64),
         "OffsetFetch": st.builds(rustlog.OffsetFetch, groups, topics(), u32),
         "CreateTopic": st.builds(rustlog.CreateTopic, topics(), st.integers(1, 1000)),
