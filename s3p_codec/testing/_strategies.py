@@ -114,7 +114,7 @@ def split_points(data: bytes) -> st.SearchStrategy[tuple[int, ...]]:
     """Sorted, distinct offsets strictly inside ``data`` at which a sender may pause."""
     if len(data) < 2:
         return st.just(())
-    return st.lists(st.integers(1, len(data) - 1), max_size=6, unique=True).map(
+    return st.lists(st.integers(1, len(data) - 1), max_size=8, unique=True).map(
         lambda points: tuple(sorted(points))
     )
 

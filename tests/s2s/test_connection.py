@@ -9,14 +9,8 @@ from hypothesis import strategies as st
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role, s2s
 from s3p_codec._core import Connection as ConnectionProtocol
 from s3p_codec.s2s._compression import Compression
-from tests.s2s.strategies import (
-    acks_for,
-    append_inputs,
-    chunked,
-    positions,
-    read_batches,
-    terminals,
-)
+from s3p_codec.testing import chunkings
+from s3p_codec.testing.s2s import acks_for, append_inputs, positions, read_batches, terminals
 
 APPEND, READ = s2s.Session.APPEND, s2s.Session.READ
 POS = s2s.StreamPosition
@@ -328,7 +322,7 @@ def test_either_side_can_send_a_terminal_frame_in_an_append_session() -> None:
     assert caught.value.reply is None
 
 
-@given(terminal=terminals)
+@given(terminal=terminals())
 def test_terminal_round_trip(terminal: s2s.Terminal) -> None:
     client = s2s.Connection(Role.CLIENT, READ)
     client.receive_data(s2s.Connection(Role.SERVER, READ).send(terminal))
@@ -378,47 +372,46 @@ COMPRESSIONS = st.sampled_from(list(Compression))
 
 
 @given(
-    inputs=st.lists(append_inputs, min_size=1, max_size=5),
+    inputs=st.lists(append_inputs(), min_size=1, max_size=5),
     compression=COMPRESSIONS,
-    cuts=st.lists(st.integers(min_value=0), max_size=8),
     data=st.data(),
 )
 def test_append_session_round_trip_any_compression_any_chunking(
-    inputs: list[s2s.AppendInput], compression: Compression, cuts: list[int], data: st.DataObject
+    inputs: list[s2s.AppendInput], compression: Compression, data: st.DataObject
 ) -> None:
     client = s2s.Connection(Role.CLIENT, APPEND, compression=compression)
     server = s2s.Connection(Role.SERVER, APPEND, compression=compression)
     wire = b"".join(client.send(event) for event in inputs)
     received: list[s2s.Event] = []
-    for piece in chunked(wire, cuts):
+    for piece in data.draw(chunkings(wire)):
         server.receive_data(piece)
         received += _drain(server)
     assert received == inputs
-    acks = data.draw(acks_for([len(event.records) for event in inputs]))
+    acks = data.draw(acks_for(inputs))
     reply = b"".join(server.send(ack) for ack in acks)
     got: list[s2s.Event] = []
-    for piece in chunked(reply, cuts):
+    for piece in data.draw(chunkings(reply)):
         client.receive_data(piece)
         got += _drain(client)
     assert got == acks
 
 
-HEARTBEATS = st.builds(s2s.Heartbeat, positions)
+HEARTBEATS = st.builds(s2s.Heartbeat, positions())
 
 
 @given(
-    batches=st.lists(read_batches | HEARTBEATS, min_size=1, max_size=4),
+    batches=st.lists(read_batches() | HEARTBEATS, min_size=1, max_size=4),
     compression=COMPRESSIONS,
-    cuts=st.lists(st.integers(min_value=0), max_size=8),
+    data=st.data(),
 )
 def test_read_session_round_trip_any_compression_any_chunking(
-    batches: list[s2s.ReadBatch | s2s.Heartbeat], compression: Compression, cuts: list[int]
+    batches: list[s2s.ReadBatch | s2s.Heartbeat], compression: Compression, data: st.DataObject
 ) -> None:
     server = s2s.Connection(Role.SERVER, READ, compression=compression)
     client = s2s.Connection(Role.CLIENT, READ)
     wire = b"".join(server.send(batch) for batch in batches)
     got: list[s2s.Event] = []
-    for piece in chunked(wire, cuts):
+    for piece in data.draw(chunkings(wire)):
         client.receive_data(piece)
         got += _drain(client)
     client.receive_data(b"")
@@ -427,7 +420,7 @@ def test_read_session_round_trip_any_compression_any_chunking(
     assert client.state is s2s.ConnectionState.CLOSED
 
 
-@given(batches=st.lists(read_batches, min_size=1, max_size=2), compression=COMPRESSIONS)
+@given(batches=st.lists(read_batches(), min_size=1, max_size=2), compression=COMPRESSIONS)
 def test_one_byte_at_a_time_gives_the_same_events(
     batches: list[s2s.ReadBatch], compression: Compression
 ) -> None:

@@ -15,15 +15,17 @@ from hypothesis import strategies as st
 
 from s3p_codec import LocalProtocolError, RemoteProtocolError, s2s
 from s3p_codec.s2s import _proto as proto
-from tests.s2s import s2_pb as pb
-from tests.s2s.strategies import (
-    U64,
+from s3p_codec.testing import s2s as cases
+from s3p_codec.testing.s2s import (
     append_inputs,
     headers,
     positions,
     read_batches,
     sequenced_records,
 )
+from tests.s2s import s2_pb as pb
+
+U64 = st.integers(0, cases.U64)
 
 # -- conversions between our events and runtime messages -----------------------------------------
 
@@ -116,8 +118,10 @@ def _serialize(message: Any) -> bytes:
     return bytes(message.SerializeToString(deterministic=True))
 
 
-acks = st.builds(s2s.AppendAck, positions, positions, positions)
-empty_or_not_batches = read_batches | st.builds(s2s.ReadBatch, st.just(()), st.none() | positions)
+acks = st.builds(s2s.AppendAck, positions(), positions(), positions())
+empty_or_not_batches = read_batches() | st.builds(
+    s2s.ReadBatch, st.just(()), st.none() | positions()
+)
 
 CASES = [
     ("AppendInput", proto.encode_append_input, proto.decode_append_input, input_to_pb,
@@ -132,7 +136,7 @@ CASES = [
 # -- differential tests: both directions --------------------------------------------------------
 
 
-@given(event=append_inputs)
+@given(event=append_inputs())
 def test_append_input_agrees_with_the_runtime_both_ways(event: s2s.AppendInput) -> None:
     ours = proto.encode_append_input(event)
     assert ours == _serialize(input_to_pb(event))
@@ -162,7 +166,7 @@ def test_read_batch_agrees_with_the_runtime_both_ways(event: s2s.ReadBatch) -> N
     assert proto.decode_read_batch(_serialize(batch_to_pb(event))) == event
 
 
-@given(position=positions)
+@given(position=positions())
 def test_stream_position_agrees_with_the_runtime_both_ways(
     position: s2s.StreamPosition,
 ) -> None:
@@ -172,7 +176,7 @@ def test_stream_position_agrees_with_the_runtime_both_ways(
     assert proto._decode_position(_serialize(runtime), 0, len(ours)) == position
 
 
-@given(header=headers)
+@given(header=headers())
 def test_header_agrees_with_the_runtime_both_ways(header: s2s.Header) -> None:
     ours = proto._header(header)
     runtime = pb.Header(name=header.name, value=header.value)
@@ -180,7 +184,7 @@ def test_header_agrees_with_the_runtime_both_ways(header: s2s.Header) -> None:
     assert proto._decode_header(_serialize(runtime), 0, len(ours)) == header
 
 
-@given(record=sequenced_records)
+@given(record=sequenced_records())
 def test_sequenced_record_agrees_with_the_runtime_both_ways(
     record: s2s.SequencedRecord,
 ) -> None:
@@ -190,7 +194,7 @@ def test_sequenced_record_agrees_with_the_runtime_both_ways(
     assert proto._decode_sequenced_record(ours, 0, len(ours)) == record
 
 
-@given(event=append_inputs)
+@given(event=append_inputs())
 def test_append_record_agrees_with_the_runtime_both_ways(event: s2s.AppendInput) -> None:
     record = event.records[0]
     ours = proto._append_record(record)
@@ -410,7 +414,7 @@ def test_varints_round_trip(value: int) -> None:
 
 
 @given(
-    record=st.binary(max_size=40) | sequenced_records.map(proto._sequenced_record),
+    record=st.binary(max_size=40) | sequenced_records().map(proto._sequenced_record),
     suffix=st.binary(max_size=12),
 )
 def test_the_fast_record_path_agrees_with_the_general_loop(record: bytes, suffix: bytes) -> None:
@@ -432,14 +436,17 @@ _long_headers = st.builds(
 )
 
 
+_records_with_long_headers = st.builds(
+    s2s.SequencedRecord,
+    seq_num=U64,
+    timestamp=U64,
+    body=st.binary(max_size=40),
+    headers=st.lists(headers() | _long_headers, max_size=3).map(tuple),
+)
+
+
 @given(
-    record=sequenced_records | st.builds(
-        s2s.SequencedRecord,
-        seq_num=U64,
-        timestamp=U64,
-        body=st.binary(max_size=40),
-        headers=st.lists(headers | _long_headers, max_size=3).map(tuple),
-    ),
+    record=sequenced_records() | _records_with_long_headers,
     flip=st.integers(min_value=0, max_value=1 << 16),
     byte=st.integers(min_value=0, max_value=255),
     suffix=st.binary(max_size=12),

@@ -176,6 +176,36 @@ def test_reply_wire_uses_every_compression_and_every_server_frame() -> None:
     assert kinds == {s2s.ReadBatch, s2s.Heartbeat, s2s.AppendAck, s2s.Terminal}
 
 
+def test_acks_for_inputs_are_accepted_in_order_by_a_client_that_sent_them() -> None:
+    @given(st.lists(cases.append_inputs(), min_size=1, max_size=4), st.data())
+    def check(inputs: list[s2s.AppendInput], data: st.DataObject) -> None:
+        acks = data.draw(cases.acks_for(inputs))
+        assert [ack.end.seq_num - ack.start.seq_num for ack in acks] == [
+            len(event.records) for event in inputs
+        ]
+        server = s2s.Connection(Role.SERVER, s2s.Session.APPEND)
+        client = s2s.Connection(Role.CLIENT, s2s.Session.APPEND)
+        server.receive_data(b"".join(client.send(event) for event in inputs))
+        assert list(server.events()) == inputs
+        client.receive_data(b"".join(server.send(ack) for ack in acks))
+        assert list(client.events()) == acks
+
+    check()
+
+
+def test_the_live_target_sends_inputs_without_conditions() -> None:
+    drawn = live.draw(cases.Target().valid(), 200, seed=1)
+    sent = [case.event for case in drawn if isinstance(case.event, s2s.AppendInput)]
+    assert sent
+    for event in sent:
+        assert event.match_seq_num is None
+        assert event.fencing_token is None
+        assert all(header.name for record in event.records for header in record.headers)
+    wide = live.draw(cases.append_inputs(), 200, seed=1)
+    assert any(event.match_seq_num is not None for event in wide)
+    assert any(not h.name for event in wide for record in event.records for h in record.headers)
+
+
 def _listed() -> list[MalformedReply]:
     return [
         *cases._reply_framing(LIMITS),

@@ -15,9 +15,11 @@ exactly (``edge_cases``: must be accepted) and by one more (``malformed``): the 
 length (padded with an unknown protobuf field, which "Unknown fields are skipped" allows), the
 decompressed payload, "1000 records or 1 MiB of metered data" per AppendInput.
 
-Client direction (fuzz your own S2S client): ``reply_wire()`` gives server frames as this
-library's server-role codec writes them (ReadBatch and Heartbeat with compression none, zstd
-and gzip; AppendAck; Terminal), ``requests_for(event)`` what the client sent first;
+Client direction (fuzz your own S2S client): ``replies()`` (``read_batches()`` of
+``sequenced_records()``, heartbeats, ``terminals()``) and ``acks_for(inputs)`` (the acks that
+answer append inputs) give the events a server sends; ``reply_wire()`` gives server frames as
+this library's server-role codec writes them (ReadBatch and Heartbeat with compression none,
+zstd and gzip; AppendAck; Terminal), ``requests_for(event)`` what the client sent first;
 ``malformed_replies()`` gives whole HTTP/1.1 responses a strict client must refuse (framing,
 truncation after every byte of a frame, bombs, bad protobuf, acks in illegal orders, a wrong
 content type), each with the ``code`` this library's client-role codec raises and ``pending``,
@@ -27,12 +29,17 @@ Where each part lives (every name below is importable from this package):
 
 - ``for_servers``: the server direction (``append_records()``, ``append_inputs()``,
   ``requests()``, ``request_wire()``, ``malformed()``, ``edge_cases()``);
-- ``for_clients``: the client direction (``positions()``, ``read_batches()``, ``replies()``,
-  ``reply_wire()``, ``requests_for()``, ``malformed_replies()``, ``reply_edge_cases()``, the
-  session requests ``APPEND_REQUEST`` and ``READ_REQUEST``, ``RESPONSE_HEAD``, ``END``);
+- ``for_clients``: the client direction (``positions()``, ``sequenced_records()``,
+  ``read_batches()``, ``terminals()``, ``replies()``, ``acks_for()``, ``reply_wire()``,
+  ``requests_for()``, ``malformed_replies()``, ``reply_edge_cases()``, the session requests
+  ``APPEND_REQUEST`` and ``READ_REQUEST``, ``RESPONSE_HEAD``, ``END``);
 - ``_target``: ``Target``, the live driver's view of S2S, and its answer reader;
 - ``_wire``: what both directions share (``E``, ``STREAM``, ``TOKEN``, ``session_head()``,
-  ``HEAD``, the frame, bomb and payload builders).
+  ``HEAD``, ``headers()``, the frame, bomb and payload builders).
+
+S2S's own texts name no direction's messages "replies"; ``replies()`` is the name every
+protocol module gives what a server sends back (RustLog and Durable Streams keep their specs'
+"responses").
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from s3p_codec.testing.s2s._wire import HEAD as HEAD
 from s3p_codec.testing.s2s._wire import STREAM as STREAM
 from s3p_codec.testing.s2s._wire import TOKEN as TOKEN
 from s3p_codec.testing.s2s._wire import E as E
+from s3p_codec.testing.s2s._wire import headers
 from s3p_codec.testing.s2s._wire import session_head as session_head
 from s3p_codec.testing.s2s.for_clients import APPEND_REQUEST as APPEND_REQUEST
 from s3p_codec.testing.s2s.for_clients import END as END
@@ -58,6 +66,7 @@ from s3p_codec.testing.s2s.for_clients import _reply_orders as _reply_orders
 from s3p_codec.testing.s2s.for_clients import _reply_protobuf as _reply_protobuf
 from s3p_codec.testing.s2s.for_clients import _server_frames as _server_frames
 from s3p_codec.testing.s2s.for_clients import (
+    acks_for,
     malformed_replies,
     positions,
     read_batches,
@@ -65,21 +74,26 @@ from s3p_codec.testing.s2s.for_clients import (
     reply_edge_cases,
     reply_wire,
     requests_for,
+    sequenced_records,
+    terminals,
 )
 from s3p_codec.testing.s2s.for_servers import _limits as _limits
 from s3p_codec.testing.s2s.for_servers import (
     append_inputs,
+    append_records,
     edge_cases,
     malformed,
     request_wire,
     requests,
 )
-from s3p_codec.testing.s2s.for_servers import append_records as append_records
 
 __all__ = [
     "Target",
+    "acks_for",
     "append_inputs",
+    "append_records",
     "edge_cases",
+    "headers",
     "malformed",
     "malformed_replies",
     "positions",
@@ -90,4 +104,6 @@ __all__ = [
     "request_wire",
     "requests",
     "requests_for",
+    "sequenced_records",
+    "terminals",
 ]

@@ -32,7 +32,7 @@ from s3p_codec import ProtocolError, Role, s2s
 from s3p_codec.testing._strategies import Answer, Malformed, Valid
 from s3p_codec.testing.s2s._wire import HEAD, STREAM, TOKEN, _chunk, _client
 from s3p_codec.testing.s2s.for_servers import (
-    append_inputs,
+    _live_inputs,
     edge_cases,
     malformed,
     malformed_rules,
@@ -129,7 +129,7 @@ class Target:
 
     def valid(self) -> st.SearchStrategy[Valid]:
         """Well-formed requests, each of which must get a well-formed answer."""
-        return st.one_of(append_inputs().map(self._valid), edge_cases())
+        return st.one_of(_live_inputs().map(self._valid), edge_cases())
 
     def rules(self) -> dict[str, st.SearchStrategy[Any]]:
         """The rule families, malformed and valid, that ``malformed()`` and ``valid()`` draw
@@ -137,7 +137,7 @@ class Target:
         named: dict[str, st.SearchStrategy[Any]] = {
             f"malformed: {name}": cases for name, cases in malformed_rules(self.limits).items()
         }
-        named["valid: AppendInput"] = append_inputs().map(self._valid)
+        named["valid: AppendInput"] = _live_inputs().map(self._valid)
         named["valid: edge cases"] = edge_cases(self.limits)
         return named
 

@@ -2,7 +2,8 @@
 
 A server-direction case is an append session (``HEAD`` and chunks of frames), and a
 client-direction case answers that same head; both build frames, bombs and padded,
-compressed payloads the same way, so these live here, below ``for_servers`` and ``for_clients``.
+compressed payloads the same way, and records of both directions carry the same headers, so
+these live here, below ``for_servers`` and ``for_clients``.
 """
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ from __future__ import annotations
 import gzip
 
 import zstandard
+from hypothesis import strategies as st
 
 from s3p_codec import Role, s2s
 
 E = s2s.ErrorCode
+#: Largest u64.
+U64 = (1 << 64) - 1
 STREAM = "fuzz"
 TOKEN = "fuzz"
 
@@ -28,6 +32,12 @@ def session_head(stream: str = STREAM) -> bytes:
 
 
 HEAD = session_head()
+
+
+def headers() -> st.SearchStrategy[s2s.Header]:
+    """Record headers (``message Header {bytes name = 1; bytes value = 2;}``): name and value
+    any bytes of up to 40, the empty name included."""
+    return st.builds(s2s.Header, st.binary(max_size=40), st.binary(max_size=40))
 
 
 def _chunk(data: bytes) -> bytes:

@@ -6,6 +6,8 @@ carries the requests the client must have sent (``pending``) before its bytes ar
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hypothesis import strategies as st
 
 from s3p_codec import Role, s2s
@@ -23,10 +25,12 @@ from s3p_codec.testing.s2s._wire import (
     _pad,
     _varint,
     _zstd,
+    headers,
 )
+from s3p_codec.testing.s2s._wire import U64 as _U64
 
 #: Largest u64.
-U64 = (1 << 64) - 1
+U64 = _U64
 
 
 def positions() -> st.SearchStrategy[s2s.StreamPosition]:
@@ -34,23 +38,72 @@ def positions() -> st.SearchStrategy[s2s.StreamPosition]:
     return st.builds(s2s.StreamPosition, st.integers(0, U64), st.integers(0, U64))
 
 
+def sequenced_records() -> st.SearchStrategy[s2s.SequencedRecord]:
+    """Records as a read session delivers them: any sequence number and timestamp (u64), a
+    body of up to 300 bytes, up to three ``headers()``."""
+    return st.builds(
+        s2s.SequencedRecord,
+        st.integers(0, U64),
+        st.integers(0, U64),
+        st.binary(max_size=300),
+        st.lists(headers(), max_size=3).map(tuple),
+    )
+
+
 def read_batches() -> st.SearchStrategy[s2s.ReadBatch]:
-    """ReadBatch frames with 1-4 records (a batch without records is a heartbeat)."""
-    records = st.lists(
-        st.builds(
-            s2s.SequencedRecord, st.integers(0, U64), st.integers(0, U64), st.binary(max_size=32)
-        ),
-        min_size=1,
-        max_size=4,
-    ).map(tuple)
+    """ReadBatch frames with 1-8 ``sequenced_records()`` and an optional ``tail`` (a batch
+    without records is a heartbeat)."""
+    records = st.lists(sequenced_records(), min_size=1, max_size=8).map(tuple)
     return st.builds(s2s.ReadBatch, records, st.none() | positions())
 
 
+def terminals() -> st.SearchStrategy[s2s.Terminal]:
+    """Terminal frames: any HTTP status of 100-599, a code of ``s2s.ErrorCode`` or none, any
+    message, and the optional ``seq_num_mismatch``, ``fencing_token_mismatch`` and ``tail``
+    that a 412 or a 416 carries (drawn with any status: a client reads them whatever the
+    status). A client must end the session on every one."""
+    return st.builds(
+        s2s.Terminal,
+        status=st.integers(100, 599),
+        code=st.sampled_from(["", *[c.value for c in s2s.ErrorCode]]),
+        message=st.text(max_size=40),
+        seq_num_mismatch=st.none() | st.integers(0, U64),
+        fencing_token_mismatch=st.none() | st.text(max_size=10),
+        tail=st.none() | positions(),
+    )
+
+
 def replies() -> st.SearchStrategy[s2s.Heartbeat | s2s.ReadBatch | s2s.Terminal]:
-    """What a server sends in a read session (for fuzzing clients)."""
-    codes = st.sampled_from(list(s2s.ErrorCode))
-    terminals = codes.map(lambda c: s2s.Terminal(s2s.status_of(c), c.value, "fuzz"))
-    return st.one_of(read_batches(), st.builds(s2s.Heartbeat, positions()), terminals)
+    """What a server sends in a read session (for fuzzing clients): ``read_batches()``,
+    heartbeats and ``terminals()``."""
+    return st.one_of(read_batches(), st.builds(s2s.Heartbeat, positions()), terminals())
+
+
+def acks_for(inputs: Sequence[s2s.AppendInput]) -> st.SearchStrategy[list[s2s.AppendAck]]:
+    """The ``AppendAck`` frames a server may send, in order, for ``inputs`` sent in order.
+
+    Each acknowledges as many records as its input holds: ``end`` is ``start`` plus that count,
+    the next ack starts at this ``end`` or later (other writers may append in between), and
+    ``tail`` is at or after ``end``. Timestamps do not go back. The other direction of
+    ``requests_for(ack)``.
+    """
+
+    @st.composite
+    def build(draw: st.DrawFn) -> list[s2s.AppendAck]:
+        seq = draw(st.integers(0, 1 << 40))
+        stamp = draw(st.integers(0, 1 << 45))
+        acks = []
+        for event in inputs:
+            seq += draw(st.just(0) | st.integers(1, 3))
+            stamp += draw(st.just(0) | st.integers(1, 1000))
+            start = s2s.StreamPosition(seq, stamp)
+            seq += len(event.records)
+            end = s2s.StreamPosition(seq, stamp)
+            ahead = draw(st.just(0) | st.integers(1, 1000))
+            acks.append(s2s.AppendAck(start, end, s2s.StreamPosition(seq + ahead, stamp)))
+        return acks
+
+    return build()
 
 
 #: The append session request the client cases start with.

@@ -7,12 +7,14 @@ every limit that a strict server must still accept.
 
 from __future__ import annotations
 
+import attrs
 from hypothesis import strategies as st
 
 from s3p_codec import Role, s2s
 from s3p_codec.testing._strategies import Malformed, Valid
 from s3p_codec.testing.s2s._wire import (
     HEAD,
+    U64,
     E,
     _bomb,
     _chunk,
@@ -21,21 +23,48 @@ from s3p_codec.testing.s2s._wire import (
     _gzip,
     _pad,
     _zstd,
+    headers,
 )
 
 
 def append_records() -> st.SearchStrategy[s2s.AppendRecord]:
-    """Strategy: an ``AppendRecord`` with a small body and up to two headers."""
-    headers = st.lists(
-        st.builds(s2s.Header, st.binary(min_size=1, max_size=8), st.binary(max_size=8)),
-        max_size=2,
-    ).map(tuple)
-    return st.builds(s2s.AppendRecord, st.binary(max_size=64), headers=headers)
+    """Strategy: an ``AppendRecord`` with a body of up to 300 bytes, up to three ``headers()``
+    and an optional client timestamp (any u64)."""
+    return st.builds(
+        s2s.AppendRecord,
+        st.binary(max_size=300),
+        headers=st.lists(headers(), max_size=3).map(tuple),
+        timestamp=st.none() | st.integers(0, U64),
+    )
 
 
 def append_inputs() -> st.SearchStrategy[s2s.AppendInput]:
-    """AppendInput of 1-8 records (the spec allows 1..1000 and 1 MiB)."""
-    return st.builds(s2s.AppendInput, st.lists(append_records(), min_size=1, max_size=8).map(tuple))
+    """AppendInput of 1-8 ``append_records()`` (the spec allows 1..1000 and 1 MiB), with an
+    optional ``match_seq_num`` (any u64) and ``fencing_token``.
+
+    Against a live stream those two conditions mostly fail (412): ``Target`` sends inputs
+    without them, and with non-empty header names, as ``_live_inputs()`` draws them.
+    """
+    return st.builds(
+        s2s.AppendInput,
+        st.lists(append_records(), min_size=1, max_size=8).map(tuple),
+        match_seq_num=st.none() | st.integers(0, U64),
+        fencing_token=st.none() | st.text(max_size=20),
+    )
+
+
+def _live_inputs() -> st.SearchStrategy[s2s.AppendInput]:
+    """``append_inputs()`` as the live target sends them: unconditional, header names
+    non-empty."""
+
+    def plain(event: s2s.AppendInput) -> s2s.AppendInput:
+        records = tuple(
+            attrs.evolve(record, headers=tuple(h for h in record.headers if h.name))
+            for record in event.records
+        )
+        return s2s.AppendInput(records)
+
+    return append_inputs().map(plain)
 
 
 def requests() -> st.SearchStrategy[s2s.AppendInput]:
