@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from s3p_codec import NEED_DATA, LocalProtocolError, RemoteProtocolError, Role
 from s3p_codec import pravega as p
 from s3p_codec.pravega._wire import decode_payload, encode_frame, parse_events
-from tests.pravega.strategies import ALL_TYPED, any_command, command, opaque_reply
+from s3p_codec.testing.pravega import commands
+from tests.pravega.strategies import ALL_TYPED, opaque_reply
 
 W = uuid.UUID("01234567-89ab-cdef-fedc-ba9876543210")
 
@@ -105,7 +106,7 @@ def test_strings_use_modified_utf8_on_the_wire() -> None:
 @settings(max_examples=30)  # 35 classes: keep the suite short
 @given(data=st.data())
 def test_round_trip_of_every_command(cls: type[Any], data: Any) -> None:
-    event = data.draw(command(cls))
+    event = data.draw(commands(cls))
     wire = p.encode(event)
     code, length = struct.unpack_from(">ii", wire)
     assert code == int(cls.TYPE)
@@ -113,7 +114,7 @@ def test_round_trip_of_every_command(cls: type[Any], data: Any) -> None:
     assert decode_payload(p.CommandType(code), wire[8:]) == event
 
 
-@given(any_command)
+@given(commands())
 def test_decoded_events_have_exact_field_types(event: Any) -> None:
     decoded = decode_payload(event.TYPE, p.encode(event)[8:])
     for name in (f[0] for f in type(event).FIELDS):

@@ -7,6 +7,8 @@ get its error from our client-role codec, in one piece and split anywhere.
 
 from __future__ import annotations
 
+import struct
+import typing
 import uuid
 from collections.abc import Iterable
 
@@ -218,3 +220,28 @@ def test_over_limit_reply_headers_come_without_their_payload() -> None:
     for case in headers_only:
         assert len(case.data) == len(cases.HELLO) + 8, case.label
         assert not case.half_close  # refused before any payload, no end of stream needed
+
+
+# --- commands(): every typed command, whole wire ranges ---------------------------------------
+
+
+def test_commands_draw_every_typed_command_and_only_those_asked_for() -> None:
+    typed = set(typing.get_args(pravega.Command))
+    assert {type(c) for c in live.draw(cases.commands(), 800, seed=1)} == typed
+    seals = live.draw(cases.commands(pravega.SealSegment, pravega.Hello), 50, seed=1)
+    assert {type(c) for c in seals} == {pravega.SealSegment, pravega.Hello}
+    assert any(c.request_id < 0 for c in seals if isinstance(c, pravega.SealSegment))
+    with pytest.raises(ValueError, match="typed"):
+        cases.commands(pravega.Opaque)  # type: ignore[arg-type]
+
+
+def test_every_drawn_command_encodes_to_a_frame_of_its_type() -> None:
+    # Decoding back is tests/pravega/test_wire.py's round trip, class by class.
+    @given(cases.commands())
+    def check(command: pravega.Command) -> None:
+        wire = pravega.encode(command)
+        code, length = struct.unpack_from(">ii", wire)
+        assert code == int(command.TYPE)
+        assert length == len(wire) - 8
+
+    check()

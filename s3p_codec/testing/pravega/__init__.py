@@ -19,7 +19,12 @@ one, over the limit from the header alone, cut after every field, undefined or r
 codes, bad modified UTF-8, incompatible Hello), each with the ``code`` this library's
 client-role codec raises and ``pending``, the requests sent first; ``reply_edge_cases()``
 replies it must accept. This library's client does not track appends, so acks in illegal orders
-(a DataAppended for a writer never set up) are not among them.
+(a DataAppended for a writer never set up) are not among them. "Replies" is the draft's own word
+("requests" from the client, "replies" going back to it).
+
+For a codec of one's own, both directions: ``commands(*types)`` draws any instance of the typed
+commands given (every one by default), each field over its whole wire range, to check that
+each encodes to a frame that decodes back to it.
 
 Where each part lives (every name below is importable from this package):
 
@@ -29,7 +34,7 @@ Where each part lives (every name below is importable from this package):
   ``malformed_replies()``, ``reply_edge_cases()``);
 - ``_target``: ``Target``, the live driver's view of Pravega, and its answer reader;
 - ``_wire``: what both directions share (``E``, ``HELLO``, ``WRITER``, ``SEGMENT``,
-  ``segments()``, the frame builders).
+  ``segments()``, ``commands()``, the frame builders).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from s3p_codec.testing.pravega._wire import HELLO as HELLO
 from s3p_codec.testing.pravega._wire import SEGMENT as SEGMENT
 from s3p_codec.testing.pravega._wire import WRITER as WRITER
 from s3p_codec.testing.pravega._wire import E as E
+from s3p_codec.testing.pravega._wire import commands
 from s3p_codec.testing.pravega._wire import segments as segments
 from s3p_codec.testing.pravega.for_clients import I64 as I64
 from s3p_codec.testing.pravega.for_clients import _cut_replies as _cut_replies
@@ -59,6 +65,7 @@ from s3p_codec.testing.pravega.for_servers import edge_cases, malformed, request
 
 __all__ = [
     "Target",
+    "commands",
     "edge_cases",
     "malformed",
     "malformed_replies",
