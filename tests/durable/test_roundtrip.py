@@ -2,6 +2,11 @@
 
 A client-role connection encodes a request, a server-role connection must parse the very same
 event back; a server-role connection encodes a response, the client must type it back.
+
+Responses come from ``s3p_codec.testing.durable.responses()``. Requests are drawn here: every
+field combination the codec writes (any path, forks, TTL or expiry, producers, every read
+option), where ``s3p_codec.testing.durable.requests()`` draws what a live server can be sent
+(its fuzzed streams, no read that waits).
 """
 
 from __future__ import annotations
@@ -10,7 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from s3p_codec import NEED_DATA, Role, durable
-from s3p_codec.durable import ErrorCode, LiveMode
+from s3p_codec.durable import LiveMode
+from s3p_codec.testing.durable import request_for, responses
 
 PATHS = st.from_regex(r"/[A-Za-z0-9._~/-]{0,30}", fullmatch=True)
 TOKENS = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=16)
@@ -102,60 +108,11 @@ def test_every_request_round_trips_in_any_chunking(
     assert feed(durable.Connection(Role.SERVER), wire, cuts) == [request]
 
 
-RESPONSES: list[tuple[durable.Request, st.SearchStrategy[durable.Response]]] = [
-    (
-        durable.Create("/s"),
-        st.builds(
-            durable.Created, OFFSETS, st.sampled_from(["text/plain", "a/b"]),
-            st.none(), st.booleans(), st.booleans(),
-        ),
-    ),
-    (
-        durable.Append("/s", b"x", "a/b", producer=durable.Producer("p", 0, 0)),
-        st.builds(durable.Appended, OFFSETS, st.booleans(), INTS, INTS, st.booleans()),
-    ),
-    (durable.Append("/s", b"x", "a/b"), st.builds(durable.Appended, OFFSETS, st.booleans())),
-    (
-        durable.Head("/s"),
-        st.builds(
-            durable.StreamInfo, OFFSETS, CONTENT_TYPES, st.booleans(),
-            st.none() | st.integers(0, 10**6), st.none() | TIMESTAMPS, st.none() | TOKENS,
-        ),
-    ),
-    (durable.Delete("/s"), st.just(durable.Deleted())),
-    (durable.Options("/s"), st.just(durable.OptionsOk())),
-    (durable.Read("/s", if_none_match='"e"'), st.builds(durable.NotModified, st.none() | TOKENS)),
-    (
-        durable.Read("/s", "-1", LiveMode.LONG_POLL),
-        st.builds(durable.LongPollTimeout, OFFSETS, CURSORS, st.booleans()),
-    ),
-    (
-        durable.Read("/s"),
-        st.builds(
-            durable.ErrorResponse,
-            st.sampled_from([*ErrorCode, 418, 599]),
-            st.text(max_size=20),
-            st.booleans(),
-            st.none() | OFFSETS,
-            st.none() | INTS,
-            st.none() | INTS,
-            st.none() | INTS,
-        ),
-    ),
-]  # fmt: skip
-
-
-@st.composite
-def exchanges(draw: st.DrawFn) -> tuple[durable.Request, durable.Response]:
-    request, responses = draw(st.sampled_from(RESPONSES))
-    return request, draw(responses)
-
-
-@given(exchanges(), st.lists(st.integers(1, 700), max_size=6))
+@given(responses(), st.lists(st.integers(1, 700), max_size=6))
 def test_every_response_round_trips_in_any_chunking(
-    pair: tuple[durable.Request, durable.Response], cuts: list[int]
+    response: durable.Response, cuts: list[int]
 ) -> None:
-    request, response = pair
+    request = request_for(response)
     client, server = durable.Connection(Role.CLIENT), durable.Connection(Role.SERVER)
     server.receive_data(client.send(request))
     assert server.next_event() == request

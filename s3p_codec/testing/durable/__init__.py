@@ -17,7 +17,10 @@ checks that a fresh connection is served.
 
 For clients: ``responses()`` (every response kind), ``response_wire()`` (a response, SSE body
 included, as our server-role codec writes it, with the request it answers) and
-``malformed_replies()`` (``MalformedReply`` bytes a strict client refuses).
+``malformed_replies()`` (``MalformedReply`` bytes a strict client refuses). ``responses()`` and
+``response_wire()`` keep HTTP's and the Durable Streams spec's word, "response", where S3P,
+Pravega and S2S say ``replies()``; ``reply_wire`` is ``response_wire`` under the name every
+protocol module shares, as are ``malformed_replies()`` and ``requests_for()``.
 
 Where each part lives (every name below is importable from this package):
 

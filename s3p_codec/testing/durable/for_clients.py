@@ -7,16 +7,14 @@ SSE response is several events, not one.
 
 from __future__ import annotations
 
-import string
-
 from hypothesis import strategies as st
 
 from s3p_codec import Role, durable
 from s3p_codec.testing._strategies import MalformedReply
 from s3p_codec.testing.durable._wire import STREAM, TYPES, C, _client
 
-_TOKEN = st.text(string.ascii_letters + string.digits + "-_.:+~", min_size=1, max_size=12)
-"""Header values that survive HTTP unchanged (no surrounding whitespace, printable ASCII)."""
+_TOKEN = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=16)
+"""Header values that survive HTTP unchanged (printable ASCII, no whitespace)."""
 _INT = st.integers(0, (1 << 53) - 1)
 
 
@@ -29,14 +27,21 @@ def _appended() -> st.SearchStrategy[durable.Appended]:
     plain = st.builds(durable.Appended, stream_offsets(), st.booleans())
     accepted = st.builds(durable.Appended, stream_offsets(), st.booleans(), _INT, _INT)
     duplicate = st.builds(
-        durable.Appended, st.none() | stream_offsets(), st.just(False), _INT, _INT, st.just(True)
+        durable.Appended, st.none() | stream_offsets(), st.booleans(), _INT, _INT, st.just(True)
     )
     return st.one_of(plain, accepted, duplicate)
 
 
 def responses() -> st.SearchStrategy[durable.Response]:
-    """Every response kind the codec models, valid, each answering ``request_for`` itself."""
-    types = st.sampled_from([*TYPES, "text/plain; charset=utf-8"])
+    """Every response kind the codec models, valid, each answering ``request_for`` itself.
+
+    Content types of the fuzzed streams and others (``image/png``, a charset parameter), TTLs
+    and both forms of an RFC 3339 expiry, entity tags and cursors of any printable ASCII,
+    producer outcomes (accepted, duplicate, with or without an offset), error statuses named
+    or not.
+    """
+    types = st.sampled_from([*TYPES, "text/plain; charset=utf-8", "image/png"])
+    expiries = st.sampled_from(["2030-01-01T00:00:00Z", "2030-01-01T00:00:00.5+02:00"])
     maybe = st.none() | _TOKEN
     created = st.builds(
         lambda offset, kind, closed, existed: durable.Created(
@@ -53,7 +58,7 @@ def responses() -> st.SearchStrategy[durable.Response]:
         st.none() | types,
         st.booleans(),
         st.none() | st.integers(0, 10**9),
-        st.none() | st.just("2030-01-01T00:00:00Z"),
+        st.none() | expiries,
         maybe,
     )
     chunk = st.builds(
