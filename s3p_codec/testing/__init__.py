@@ -16,6 +16,14 @@ same names:
   (what a client must have sent first), ``malformed_replies()`` and, for Pravega and S2S,
   ``reply_edge_cases()`` (replies a strict client must still accept).
 
+"Replies" is the word of the S3P spec and the Pravega draft; RustLog's spec and HTTP (Durable
+Streams) say "responses", and those two modules keep it for their events (``responses()``)
+while sharing every other name. Beyond the shared names, each module draws what its protocol
+calls for, for a codec or peer of one's own: S3P ``replies_for(request)`` and
+``conversations()`` (requests with the replies that answer them), RustLog ``json_values()``,
+S2S ``headers()``, ``sequenced_records()``, ``terminals()`` and ``acks_for(inputs)``, Pravega
+``commands()`` (any typed command, every field over its wire range).
+
 Test your own S3P server in a few lines::
 
     import socket
