@@ -42,7 +42,7 @@ from s3p_codec.capture._reassembly import (
     StreamGap,
     StreamItem,
 )
-from s3p_codec.capture._rows import ConversationRows, Row
+from s3p_codec.capture._rows import PACKET_ITEMS, ConversationRows, Row
 
 __all__ = [
     "MAX_UNDECIDED",
@@ -222,7 +222,8 @@ class FlowDecoder:
         are theirs as ``PacketMap`` keeps them, flat: four items each."""
         rows = self._rows
         assert rows is not None  # a direction begins only once the protocol is decided
-        size = packets[-4] - packets[0] + len(payloads[0])
+        # From the start of the first packet's payload to the end of the last one's.
+        size = packets[-PACKET_ITEMS] - packets[0] + len(payloads[0])
         if not rows.run(direction, packets, size):
             return []
         data = payloads[0] if len(payloads) == 1 else b"".join(payloads)

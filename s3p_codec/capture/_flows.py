@@ -4,11 +4,11 @@ The plan:
 
 1. ``FlowTable.add`` finds a segment's conversation by ``flow_key`` (or opens one: a
    ``Conversation`` and its ``FlowDecoder``) and hands the segment on; rows come back.
-2. Capture time, never the clock, closes conversations: one silent for ``idle_timeout``
-   seconds (``advance_clock`` says when some are due; only ``add`` closes them), and the least
-   recently active one when ``max_flows`` are open (the ``OrderedDict`` keeps them in that
-   order). A conversation both of whose sides ended is closed at once; its key is remembered
-   a while (``CLOSED_LINGER``) to recognise its stray last segments.
+2. Capture time, never the machine's clock, closes conversations: one silent for
+   ``idle_timeout`` seconds (``advance_clock`` says when some are due; only ``add`` closes
+   them), and the least recently active one when ``max_flows`` are open (the ``OrderedDict``
+   keeps them in that order). A conversation both of whose sides ended is closed at once; its
+   key is remembered a while (``CLOSED_LINGER``) to recognise its stray last segments.
 3. Memory follows the connections open at a time, not the capture's size, and a ``snapshot``
    of the table (its open conversations, reassembly and Observers included) is restored
    exactly, in another process too.
@@ -169,6 +169,7 @@ class FlowTable:
             if idle and ts - idle > self._oldest_seen:
                 return None
             self._now = ts
+            return ts
         return self._now
 
     def add(self, segment: Segment) -> list[Row]:

@@ -40,6 +40,7 @@ __all__ = [
     "ERROR_KINDS",
     "LATER",
     "MAX_TIMED_REQUESTS",
+    "PACKET_ITEMS",
     "Column",
     "ConversationRows",
     "PacketMap",
@@ -247,14 +248,15 @@ most recent ones (pipelined requests that far behind are past measuring)."""
 RowPacket = Sequence[Any]
 """What a row needs of a packet: (end offset of its payload, file, number, ts), the first four
 items of a ``PacketRef``."""
-_PACKET = 4
+PACKET_ITEMS = 4
+"""Items a ``RowPacket`` takes where packets lie flat in one list (``PacketMap``, a run)."""
 
 
 def row_packet(end: int, segment: Segment | PacketRef) -> RowPacket:
     """What a row needs of the packet ``segment`` whose payload ends at offset ``end`` (a
     ``PacketRef`` says its own end)."""
     if isinstance(segment, tuple):
-        return segment[:_PACKET]
+        return segment[:PACKET_ITEMS]
     return (end, segment.file, segment.number, segment.ts)
 
 
@@ -284,6 +286,7 @@ class PacketMap:
 
     def add(self, end: int, segment: Segment) -> None:
         """Remember that ``segment`` carried the bytes up to offset ``end``."""
+        # ``row_packet``'s items, written out: this runs for every data segment fed.
         self._entries += (end, segment.file, segment.number, segment.ts)
 
     def extend(self, packets: list[Any]) -> None:
@@ -292,10 +295,10 @@ class PacketMap:
 
     def _find(self, offset: int, start: int) -> int:
         entries = self._entries
-        last = len(entries) - _PACKET
+        last = len(entries) - PACKET_ITEMS
         i = start
         while i < last and entries[i] <= offset:
-            i += _PACKET
+            i += PACKET_ITEMS
         return i
 
     def span(self, start: int, end: int) -> tuple[RowPacket, RowPacket] | None:
@@ -305,9 +308,9 @@ class PacketMap:
             return None
         head = self._find(start, self._head)
         tail = self._find(max(start, end - 1), head)
-        first, last = entries[head : head + _PACKET], entries[tail : tail + _PACKET]
+        first, last = entries[head : head + PACKET_ITEMS], entries[tail : tail + PACKET_ITEMS]
         self._head = head
-        if head > 4096 * _PACKET and head * 2 > len(entries):
+        if head > 4096 * PACKET_ITEMS and head * 2 > len(entries):
             del entries[:head]
             self._head = 0
         return first, last
@@ -341,17 +344,18 @@ class ConversationRows:
 
     # -- the bytes fed -----------------------------------------------------------------------
 
+    def feeds(self, direction: Direction) -> bool:
+        """Whether the Observer takes bytes of ``direction``: there is one, and it did not give
+        up on that direction."""
+        return self.protocol is not None and direction not in self.abandoned
+
     def carried(self, direction: Direction, end: int, size: int, segment: Segment) -> bool:
         """``segment`` carried ``size`` bytes of ``direction``, up to offset ``end``: counted,
         and kept for the rows when the Observer takes them (the answer)."""
         if direction not in self._reported:  # only silent directions get an undecoded row
-            entry = self._undecoded.get(direction)
-            packet = (end, segment.file, segment.number, segment.ts)
-            if entry is None:
-                self._undecoded[direction] = [packet, packet, size]
-            else:
-                entry[1] = packet
-                entry[2] += size
+            packet = row_packet(end, segment)
+            self._count(direction, packet, packet, size)
+        # ``feeds``, written out: this runs for every data segment fed.
         if self.protocol is None or direction in self.abandoned:
             return False
         (self._maps.get(direction) or self._map(direction)).add(end, segment)
@@ -360,12 +364,14 @@ class ConversationRows:
     def run(self, direction: Direction, packets: list[Any], size: int) -> bool:
         """``carried`` of in-order packets of one direction at once: ``packets`` flat, four
         items each (``RowPacket``), ``size`` bytes in all."""
+        # ``_count`` and ``feeds``, written out: this runs for every run of the lanes.
         if direction not in self._reported:
             entry = self._undecoded.get(direction)
             if entry is None:
-                self._undecoded[direction] = [packets[:_PACKET], packets[-_PACKET:], size]
+                first, last = packets[:PACKET_ITEMS], packets[-PACKET_ITEMS:]
+                self._undecoded[direction] = [first, last, size]
             else:
-                entry[1] = packets[-_PACKET:]
+                entry[1] = packets[-PACKET_ITEMS:]
                 entry[2] += size
         if self.protocol is None or direction in self.abandoned:
             return False
@@ -376,22 +382,27 @@ class ConversationRows:
         """``carried`` of what reassembly handed on (data, a gap, the end): whether the
         Observer takes it."""
         if not isinstance(item, StreamData | StreamGap):
-            return self.protocol is not None and direction not in self.abandoned
+            return self.feeds(direction)
         size = len(item.data) if isinstance(item, StreamData) else item.size
         end = item.offset + size
-        entry = self._undecoded.get(direction)
         packet = row_packet(end, item.segment)
-        if entry is None:
-            self._undecoded[direction] = [packet, packet, size]
-        else:
-            entry[1] = packet
-            entry[2] += size
-        if self.protocol is None or direction in self.abandoned:
+        self._count(direction, packet, packet, size)
+        if not self.feeds(direction):
             return False
         self._map(direction).add(end, item.segment)
         if isinstance(item, StreamGap) and item.reason:
             self._gap_reasons[(direction, item.offset)] = item.reason
         return True
+
+    def _count(self, direction: Direction, first: RowPacket, last: RowPacket, size: int) -> None:
+        """Count ``size`` bytes of ``direction`` from packet ``first`` to ``last`` for its
+        ``undecoded`` row (if it never gets another)."""
+        entry = self._undecoded.get(direction)
+        if entry is None:
+            self._undecoded[direction] = [first, last, size]
+        else:
+            entry[1] = last
+            entry[2] += size
 
     def _map(self, direction: Direction) -> PacketMap:
         packets = self._maps.get(direction)

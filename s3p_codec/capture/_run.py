@@ -6,6 +6,10 @@ Sources: capture files (directories and globs expanded), standard input (``-``),
 written and flushed one by one as soon as complete, and Ctrl-C ends the run cleanly with the
 ``stats`` summary of what was seen (exit 0). Every input that cannot be read is one line on
 stderr; when none could be read at all the exit status is 2, as tshark's.
+
+The sources are the drivers of ``_drivers`` (files, streams, followed files and objects) and
+tcpdump, started here (``start_tcpdump``); rows are kept by ``-Y`` (``_rowfilter``), counted
+into the ``stats`` summary and written by ``_table``.
 """
 
 from __future__ import annotations
