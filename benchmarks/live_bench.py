@@ -370,7 +370,7 @@ def _committed_rows(out: Path, seen: dict[str, float]) -> int:
     """Rows in committed Parquet files; notes when each capture file's first row was seen."""
     import pyarrow.parquet as pq
 
-    from s3p_codec.spark.stream import committed_files
+    from s3p_codec.spark import committed_files
 
     rows = 0
     now = time.perf_counter()

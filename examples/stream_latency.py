@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import pyarrow.parquet as pq
 
 from examples import _cli
-from s3p_codec.spark.stream import committed_files
+from s3p_codec.spark import committed_files
 
 __all__ = ["LatencyTable", "main"]
 

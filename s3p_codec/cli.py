@@ -238,7 +238,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str
 
 def register_spark(sub: SubParsers) -> None:
     """``spark decode``/``spark stats``: the same on Spark (pyspark loads only when they run)."""
-    from s3p_codec.spark.commands import register  # noqa: PLC0415
+    from s3p_codec.spark._commands import register  # noqa: PLC0415
 
     register(sub)
 

@@ -134,7 +134,7 @@ def test_pyproject_keeps_the_capture_extra_light() -> None:
 def test_the_pandas_3_warning_of_pyspark_workers_is_silenced_by_its_filter() -> None:
     """Item 9: the filter the Spark session gives its Python workers matches pyspark's words."""
     pytest.importorskip("pyspark")
-    from s3p_codec.spark.session import PANDAS_WARNING
+    from s3p_codec.spark._session import PANDAS_WARNING
 
     check = (
         "from pyspark.sql.pandas.utils import require_minimum_pandas_version as check; check()"

@@ -22,7 +22,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from s3p_codec.spark.datasource import (
+    from s3p_codec.spark._datasource import (
         EVENTS_FORMAT,
         SEGMENTS_FORMAT,
         CaptureDataSource,
@@ -30,11 +30,11 @@ if TYPE_CHECKING:
         expand_paths,
         register,
     )
-    from s3p_codec.spark.flows import EVENT_COLUMNS, spark_ddl
-    from s3p_codec.spark.pipeline import decode, format_summary, read_segments, summarize
-    from s3p_codec.spark.segments import FLOW_COLUMNS, SEGMENT_SCHEMA
-    from s3p_codec.spark.session import DEFAULT_MASTER, local_cores, spark_session
-    from s3p_codec.spark.stream import start_stream, stream_events
+    from s3p_codec.spark._flows import EVENT_COLUMNS, spark_ddl
+    from s3p_codec.spark._pipeline import decode, format_summary, read_segments, summarize
+    from s3p_codec.spark._segments import FLOW_COLUMNS, SEGMENT_SCHEMA
+    from s3p_codec.spark._session import DEFAULT_MASTER, local_cores, spark_session
+    from s3p_codec.spark._stream import committed_files, start_stream, stream_events
 
 _WHERE = {
     "EVENTS_FORMAT": "datasource",
@@ -54,6 +54,7 @@ _WHERE = {
     "DEFAULT_MASTER": "session",
     "local_cores": "session",
     "spark_session": "session",
+    "committed_files": "stream",
     "start_stream": "stream",
     "stream_events": "stream",
 }
@@ -67,6 +68,7 @@ __all__ = [
     "SEGMENT_SCHEMA",
     "CaptureDataSource",
     "SegmentsDataSource",
+    "committed_files",
     "decode",
     "expand_paths",
     "format_summary",
@@ -86,4 +88,6 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 's3p_codec.spark' has no attribute {name!r}")
     importlib.import_module("s3p_codec._extras.spark")  # MissingExtra without the spark extra
-    return getattr(importlib.import_module(f"s3p_codec.spark.{module}"), name)
+    value = getattr(importlib.import_module(f"s3p_codec.spark._{module}"), name)
+    globals()[name] = value  # looked up here from now on, and seen by help() and autodoc
+    return value

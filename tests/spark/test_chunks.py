@@ -9,9 +9,9 @@ import pyarrow as pa
 import pytest
 
 from s3p_codec import capture
-from s3p_codec.spark.chunks import CHUNK_SCHEMA, chunk_ddl, file_chunks, unpack_chunk
-from s3p_codec.spark.flows import decode_chunks
-from s3p_codec.spark.segments import FLOW_COLUMNS, file_segments
+from s3p_codec.spark._chunks import CHUNK_SCHEMA, chunk_ddl, file_chunks, unpack_chunk
+from s3p_codec.spark._flows import decode_chunks
+from s3p_codec.spark._segments import FLOW_COLUMNS, file_segments
 from tests.spark._pcaps import write_pcap
 from tests.spark.captures import rotated_set, s3p_packets
 
@@ -120,7 +120,7 @@ def test_chunk_ddl_names_every_column_in_order() -> None:
 @pytest.mark.spark
 def test_the_session_bounds_arrow_batches_by_bytes_and_runs_the_quick_jit(spark: Any) -> None:
     # Chunk rows carry up to CHUNK_BYTES each: a bound on rows alone would not bound memory.
-    from s3p_codec.spark.session import ARROW_BATCH_BYTES, JIT_OPTIONS
+    from s3p_codec.spark._session import ARROW_BATCH_BYTES, JIT_OPTIONS
 
     assert spark.conf.get("spark.sql.execution.arrow.maxBytesPerBatch") == str(ARROW_BATCH_BYTES)
     conf = spark.sparkContext.getConf()

@@ -11,7 +11,7 @@ import pytest
 
 from s3p_codec import capture
 from s3p_codec.spark import EVENT_COLUMNS, SEGMENT_SCHEMA, expand_paths
-from s3p_codec.spark.datasource import _bucket_of
+from s3p_codec.spark._datasource import _bucket_of
 from tests.spark.captures import APPENDS, FLOWS, rotated_set
 
 pytestmark = pytest.mark.spark

@@ -8,8 +8,8 @@ from typing import Any
 import pyarrow as pa
 
 from s3p_codec import capture
-from s3p_codec.spark.flows import decode_sorted, parse_options, rows_to_batch, spark_ddl
-from s3p_codec.spark.segments import FLOW_COLUMNS, file_segments
+from s3p_codec.spark._flows import decode_sorted, parse_options, rows_to_batch, spark_ddl
+from s3p_codec.spark._segments import FLOW_COLUMNS, file_segments
 from tests.spark.captures import rotated_set
 
 
@@ -60,7 +60,8 @@ def test_segment_columns_follow_the_capture_segment_fields_in_order() -> None:
     # Segments are rebuilt positionally from these columns: a new or moved field must show here.
     import attrs
 
-    from s3p_codec.spark import flows, segments
+    from s3p_codec.spark import _flows as flows
+    from s3p_codec.spark import _segments as segments
 
     names = tuple(f.name for f in attrs.fields(capture.Segment))
     assert names == flows.SEGMENT_FIELDS

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from s3p_codec.spark import decode
-from s3p_codec.spark.pipeline import PARTITIONS_PER_CORE, shuffle_partitions
+from s3p_codec.spark._pipeline import PARTITIONS_PER_CORE, shuffle_partitions
 from tests.spark.captures import FLOWS, rotated_set
 
 pytestmark = pytest.mark.spark

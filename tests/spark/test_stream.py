@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from s3p_codec import capture
-from s3p_codec.spark.flows import rows_to_batch
-from s3p_codec.spark.stream import committed_files
+from s3p_codec.spark._flows import rows_to_batch
+from s3p_codec.spark._stream import committed_files
 from tests.spark.captures import rotated_set
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
@@ -201,7 +201,7 @@ def test_sigterm_lets_the_running_micro_batch_commit_and_stops_with_one_line(
 
 def _run(paths: Sequence[Path], state: Path, **options: Any) -> list[str]:
     """One micro-batch of ``decode_set`` over ``paths`` (given in any order)."""
-    from s3p_codec.spark.stream import decode_set
+    from s3p_codec.spark._stream import decode_set
 
     batches = decode_set("set", [str(p) for p in paths], str(state), {}, **options)
     return [repr(r) for rows in batches for r in rows_to_batch(rows).to_pylist()]
@@ -298,7 +298,7 @@ def test_a_file_that_is_not_a_capture_gives_its_error_row_and_the_set_goes_on(
 
 
 def test_capture_sets_are_named_by_the_rotation() -> None:
-    from s3p_codec.spark.stream import capture_set
+    from s3p_codec.spark._stream import capture_set
 
     assert capture_set("/d/cap.pcap") == capture_set("/d/cap.pcap12") == "/d/cap.pcap"
     assert capture_set("/d/cap-1700000000.pcap") == capture_set("/d/cap-1700000060.pcap")
@@ -306,7 +306,7 @@ def test_capture_sets_are_named_by_the_rotation() -> None:
 
 
 def test_a_batch_line_says_files_rows_and_time() -> None:
-    from s3p_codec.spark.stream import batch_line
+    from s3p_codec.spark._stream import batch_line
 
     progress = {"batchId": 3, "sources": [{"numInputRows": 2}], "sink": {"numOutputRows": 40},
                 "durationMs": {"triggerExecution": 1250, "addBatch": 1100, "walCommit": 60,

@@ -34,10 +34,10 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 
 from s3p_codec.capture import format_summary
-from s3p_codec.spark.chunks import chunk_ddl, file_chunks
-from s3p_codec.spark.datasource import SEGMENTS_FORMAT, expand_paths, open_path
-from s3p_codec.spark.flows import decode_chunks, spark_ddl
-from s3p_codec.spark.segments import FLOW_COLUMNS
+from s3p_codec.spark._chunks import chunk_ddl, file_chunks
+from s3p_codec.spark._datasource import SEGMENTS_FORMAT, expand_paths, open_path
+from s3p_codec.spark._flows import decode_chunks, spark_ddl
+from s3p_codec.spark._segments import FLOW_COLUMNS
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession

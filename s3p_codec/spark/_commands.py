@@ -193,7 +193,7 @@ def _stats(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 
 def _stream(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from s3p_codec.spark.stream import run_until_stopped, start_stream  # noqa: PLC0415
+    from s3p_codec.spark._stream import run_until_stopped, start_stream  # noqa: PLC0415
 
     ports = _ports(parser, args)
     if args.max_state_bytes < 1:

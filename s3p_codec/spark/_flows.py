@@ -27,8 +27,8 @@ from s3p_codec.capture import (
     decode_flow,
     parse_decode_as,
 )
-from s3p_codec.spark.chunks import unpack_chunk
-from s3p_codec.spark.segments import SEGMENT_FIELDS
+from s3p_codec.spark._chunks import unpack_chunk
+from s3p_codec.spark._segments import SEGMENT_FIELDS
 
 __all__ = [
     "EVENT_COLUMNS",

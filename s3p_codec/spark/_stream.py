@@ -71,9 +71,9 @@ from s3p_codec.capture import (
     feed_file,
     is_remote,
 )
+from s3p_codec.spark._flows import rows_to_batch, spark_ddl
+from s3p_codec.spark._segments import file_error
 from s3p_codec.spark._snapshots import SnapshotChain
-from s3p_codec.spark.flows import rows_to_batch, spark_ddl
-from s3p_codec.spark.segments import file_error
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -25,7 +25,7 @@ import warnings
 
 from pyspark.sql import SparkSession
 
-from s3p_codec.spark.datasource import register
+from s3p_codec.spark._datasource import register
 
 __all__ = ["ARROW_BATCH_BYTES", "DEFAULT_MASTER", "JIT_OPTIONS", "local_cores", "spark_session"]
 

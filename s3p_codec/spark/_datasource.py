@@ -47,8 +47,8 @@ from s3p_codec.capture import (
     local_path,
     read_segments,
 )
-from s3p_codec.spark.flows import capture_error_row, parse_options, rows_to_batch, spark_ddl
-from s3p_codec.spark.segments import file_segments, segment_ddl
+from s3p_codec.spark._flows import capture_error_row, parse_options, rows_to_batch, spark_ddl
+from s3p_codec.spark._segments import file_segments, segment_ddl
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

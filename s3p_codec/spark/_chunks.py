@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from s3p_codec.capture import CaptureFileError, Segment, flow_key, read_segments
-from s3p_codec.spark.segments import FLOW_COLUMNS, SEGMENT_SCHEMA, file_error
+from s3p_codec.spark._segments import FLOW_COLUMNS, SEGMENT_SCHEMA, file_error
 
 __all__ = [
     "CHUNK_BYTES",
