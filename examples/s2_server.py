@@ -69,7 +69,6 @@ import zstandard
 
 from examples import _cli, _policy
 from s3p_codec import RemoteProtocolError, Role, s2s
-from s3p_codec.s2s import _proto as proto
 from s3p_codec.s2s import http as s2s_http
 from s3p_codec.s2s._compression import decompress as s2s_decompress
 
@@ -419,7 +418,7 @@ class Server:
     async def _unary_append(self, request: Request, response: Response, stream: Stream) -> None:
         try:
             body = decompress_body(await _whole(request.body), request.header(b"content-encoding"))
-            batch = proto.decode_append_input(body)
+            batch = s2s.decode_append_input(body)
         except (RemoteProtocolError, ValueError, OSError, EOFError) as exc:
             await self._reply(response, *_error(400, "bad_proto", str(exc)))
             return
@@ -431,7 +430,7 @@ class Server:
         except AppendRefused as refused:
             await self._reply(response, *s2s_http.error_response(refused.terminal))
             return
-        await self._proto_reply(request, response, proto.encode_append_ack(ack))
+        await self._proto_reply(request, response, s2s.encode_append_ack(ack))
 
     async def _unary_read(
         self, request: Request, response: Response, stream: Stream, query: str
@@ -464,7 +463,7 @@ class Server:
                         await asyncio.wait_for(stream.changed.wait(), remaining)
                     records = self._slice(stream, start, parsed, parsed.count, size)
         batch = s2s.ReadBatch(tuple(records), stream.tail)
-        await self._proto_reply(request, response, proto.encode_read_batch(batch))
+        await self._proto_reply(request, response, s2s.encode_read_batch(batch))
 
     # -- read positions --------------------------------------------------------------------------
 

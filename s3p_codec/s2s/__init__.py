@@ -8,6 +8,8 @@
 
 ``s2s.http`` builds and checks the HTTP requests and responses that open sessions;
 ``s2s.Observer`` decodes captured HTTP/1.1 or cleartext HTTP/2 exchanges that carry S2S bodies.
+The protobuf messages alone (``encode_append_input``, ``decode_read_batch``, ...) serve S2's
+unary endpoints, whose bodies are one message without session framing.
 """
 
 from s3p_codec.s2s._compression import Compression, negotiate
@@ -37,6 +39,14 @@ from s3p_codec.s2s._events import (
 from s3p_codec.s2s._http1 import EndOfBody, Http1Connection
 from s3p_codec.s2s._limits import MAX_FRAME_LENGTH, Limits
 from s3p_codec.s2s._observer import Observer
+from s3p_codec.s2s._proto import (
+    decode_append_ack,
+    decode_append_input,
+    decode_read_batch,
+    encode_append_ack,
+    encode_append_input,
+    encode_read_batch,
+)
 from s3p_codec.s2s._state import ConnectionState
 from s3p_codec.s2s.http import (
     ErrorResponse,
@@ -75,6 +85,12 @@ __all__ = [
     "Status",
     "StreamPosition",
     "Terminal",
+    "decode_append_ack",
+    "decode_append_input",
+    "decode_read_batch",
+    "encode_append_ack",
+    "encode_append_input",
+    "encode_read_batch",
     "metered_bytes",
     "negotiate",
     "status_of",
