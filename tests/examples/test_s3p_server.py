@@ -354,8 +354,10 @@ def test_at_the_cap_with_every_connection_busy_the_newcomer_is_closed(
     name = fresh_name()
     with client(small) as first:
         assert call(first, s3p.Create(name)) == s3p.Ok()
-        first.send(s3p.Read(name, block_ms=3000))  # busy: blocked on the server
-        time.sleep(0.3)
+        first.send(s3p.Read(name, block_ms=8000))  # busy: blocked on the server
+        # Until the server has read the READ, ``first`` looks idle and would be shed for the
+        # newcomer: give a loaded machine time (the READ blocks far longer than this).
+        time.sleep(1.5)
         with raw(small) as newcomer:  # nobody idle to shed: closed without a reply
             assert read_until_eof(newcomer) == b""
 
