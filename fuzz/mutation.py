@@ -45,7 +45,9 @@ def copy_tree(destination: Path) -> None:
         shutil.copy2(source, target)
 
 
-def write_config(destination: Path, modules: list[str], tests: list[str]) -> None:
+def write_config(
+    destination: Path, modules: list[str], tests: list[str], deselect: list[str]
+) -> None:
     lines = [
         "[mutmut]",
         "source_paths = s3p_codec",
@@ -61,6 +63,7 @@ def write_config(destination: Path, modules: list[str], tests: list[str]) -> Non
         "pytest_add_cli_args =",
         "    -p",
         "    no:cacheprovider",
+        *(f"    --deselect={test}" for test in deselect),
         "",
     ]
     (destination / "setup.cfg").write_text("\n".join(lines), encoding="utf-8")
@@ -102,7 +105,15 @@ def main(argv: list[str] | None = None) -> int:
         "--rerun",
         action="store_true",
         help="with --workdir of an earlier run: refresh the copy (new tests) and run again only "
-        "the mutants that survived or had no test",
+        "the mutants that survived, had no test or were not checked yet (a run cut short)",
+    )
+    parser.add_argument(
+        "--deselect",
+        action="append",
+        default=[],
+        help="a test (file or node id) of the selection to leave out, e.g. one too slow to run "
+        "for every mutant (repeatable; the results must say so). Give the same ones to a "
+        "--rerun: mutmut forgets every result when the test arguments change",
     )
     args = parser.parse_args(argv)
     tests = args.tests or ["tests"]
@@ -110,12 +121,14 @@ def main(argv: list[str] | None = None) -> int:
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="s3p-mutation-"))
     workdir.mkdir(parents=True, exist_ok=True)
     copy_tree(workdir)
-    write_config(workdir, args.modules, tests)
+    write_config(workdir, args.modules, tests, args.deselect)
     print(f"copy: {workdir}", flush=True)
     names = []
     if args.rerun:
         names = [
-            name for name, status in statuses(mutmut, workdir) if status in ("survived", "no tests")
+            name
+            for name, status in statuses(mutmut, workdir)
+            if status in ("survived", "no tests", "not checked")
         ]
     subprocess.run([str(mutmut), "run", "--max-children", "1", *names], cwd=workdir, check=False)
     counts: dict[str, Counter[str]] = {}
