@@ -36,6 +36,8 @@ CR = "CR without LF: CRLF is the only line separator"
         (b"+a\rb\r\n", CR),
         (b"\nx\r\n", LF),  # an LF at the very first byte, the line complete
         (b"\rx\r\n", CR),
+        (b"+a\n\r\n", LF),  # the bare separator right before the CRLF
+        (b"+a\r\r\n", CR),
     ],
 )
 def test_the_first_bare_separator_is_named_in_full_words(data: bytes, message: str) -> None:
@@ -44,6 +46,17 @@ def test_the_first_bare_separator_is_named_in_full_words(data: bytes, message: s
     with pytest.raises(Malformed) as caught:
         buffer.read_line(64)
     assert caught.value.code is ErrorCode.BAD_FORMAT
+    assert caught.value.message == message
+
+
+@pytest.mark.parametrize(("line", "message"), [(b"+a\nb\r\n", LF), (b"+a\rb\r\n", CR)])
+def test_lines_read_before_do_not_change_the_separator_named(line: bytes, message: str) -> None:
+    buffer = WireBuffer()
+    buffer.feed(b"+ok\r\n+fine\r\n" + line)
+    assert buffer.read_line(64) == b"+ok"
+    assert buffer.read_line(64) == b"+fine"
+    with pytest.raises(Malformed) as caught:
+        buffer.read_line(64)
     assert caught.value.message == message
 
 
