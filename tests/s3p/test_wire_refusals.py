@@ -1,11 +1,13 @@
-"""Bare separators named in the order they occur, and a large payload waiting on its CRLF.
+"""Wire refusals in their words and at their moment: bare separators, lengths, text, CRLF.
 
 "Implementations MUST NOT accept or emit LF-only or CR-only separators": the refusal names the
 first bare separator in the stream, whatever follows it and wherever it sits (the first byte of
-the storage included), in the same words whether the line is complete or not. A payload
-collected aside that waits on the second byte of its CRLF answers "need data" as often as it is
-asked, then reads whole; one followed by something else is refused in the words of a payload
-that came whole.
+the storage included, right before the CRLF, after lines already read), in the same words whether
+the line is complete or not. A length that can no longer be digits is refused as soon as it is
+seen ("Errors are eager"), a Simple String or Error that is not printable ASCII when it is read.
+A payload collected aside that waits on the second byte of its CRLF answers "need data" as often
+as it is asked, then reads whole; a payload, whole or aside, followed by something else is
+refused in the same words.
 """
 
 from __future__ import annotations
@@ -96,3 +98,33 @@ def test_a_whole_payload_not_followed_by_crlf_is_refused_in_words(trailer: bytes
         reader.next_value()
     assert caught.value.code is ErrorCode.BAD_FORMAT
     assert caught.value.message == "Bulk String payload not followed by CRLF"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"$12x\r", "bulk string length must be ASCII decimal digits, got b'12x'"),
+        (b"*12x\r", "array length must be ASCII decimal digits, got b'12x'"),
+        (b"$x\r", "bulk string length must be ASCII decimal digits, got b'x'"),
+        (b"*1 ", "array length must be ASCII decimal digits, got b'1 '"),
+    ],
+)
+def test_a_length_that_can_no_longer_be_digits_is_refused_before_its_line_ends(
+    data: bytes, message: str
+) -> None:
+    reader = WireReader()
+    reader.feed(data)
+    with pytest.raises(Malformed) as caught:
+        reader.next_value()
+    assert caught.value.code is ErrorCode.BAD_FORMAT
+    assert caught.value.message == message
+
+
+@pytest.mark.parametrize("line", [b"+a\x01b\r\n", b"-\x7f\r\n", b"+\xc3\xa9\r\n"])
+def test_text_that_is_not_printable_ascii_is_refused_in_words(line: bytes) -> None:
+    reader = WireReader()
+    reader.feed(line)
+    with pytest.raises(Malformed) as caught:
+        reader.next_value()
+    assert caught.value.code is ErrorCode.BAD_FORMAT
+    assert caught.value.message == "Simple Strings and Errors hold printable ASCII only"
