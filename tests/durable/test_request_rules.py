@@ -49,7 +49,7 @@ def _remote(
         parse_request(method, target, headers or [], body, limits)
     error = caught.value
     assert error.fatal is False
-    assert error.reply == ErrorResponse(error.code, error.message)
+    assert error.reply == ErrorResponse(error.code.value, error.message)
     return error
 
 

@@ -53,17 +53,17 @@ def test_signed_integers_take_exactly_their_range(build: Any, name: str, bits: i
     ("event", "message"),
     [
         (p.SegmentCreated(True, "s"), "request_id=True is not a signed 64-bit integer"),
-        (p.SegmentRead("s", 0, 1, False, b""), "at_tail=1 is not a bool"),
-        (p.DataAppended("w", 1), "writer_id='w' is not a uuid.UUID"),
-        (p.SegmentCreated(1, b"s"), "segment=b's' is not a str"),
-        (p.SegmentRead("s", 0, True, False, bytearray(b"x")), "data must be bytes, not bytearray"),
-        (p.ConditionalAppend(W, 1, 0, "e"), "data must be bytes, not str"),
-        (p.AppendBlock(W, memoryview(b"x")), "data must be bytes, not memoryview"),
+        (p.SegmentRead("s", 0, 1, False, b""), "at_tail=1 is not a bool"),  # type: ignore[arg-type]
+        (p.DataAppended("w", 1), "writer_id='w' is not a uuid.UUID"),  # type: ignore[arg-type]
+        (p.SegmentCreated(1, b"s"), "segment=b's' is not a str"),  # type: ignore[arg-type]
+        (p.SegmentRead("s", 0, True, False, bytearray(b"x")), "data must be bytes, not bytearray"),  # type: ignore[arg-type]
+        (p.ConditionalAppend(W, 1, 0, "e"), "data must be bytes, not str"),  # type: ignore[arg-type]
+        (p.AppendBlock(W, memoryview(b"x")), "data must be bytes, not memoryview"),  # type: ignore[arg-type]
         (p.Padding(-1), "Padding length -1 out of range"),
         (p.Padding(MAX_FRAME + 1), f"Padding length {MAX_FRAME + 1} out of range"),
-        (p.Padding(1.0), "Padding length 1.0 out of range"),
-        (p.Opaque(58, b""), "Opaque needs a CommandType and bytes"),
-        (p.Opaque(p.CommandType.MERGE_SEGMENTS, "x"), "Opaque needs a CommandType and bytes"),
+        (p.Padding(1.0), "Padding length 1.0 out of range"),  # type: ignore[arg-type]
+        (p.Opaque(58, b""), "Opaque needs a CommandType and bytes"),  # type: ignore[arg-type]
+        (p.Opaque(p.CommandType.MERGE_SEGMENTS, "x"), "Opaque needs a CommandType and bytes"),  # type: ignore[arg-type]
         (p.FlushAppends(), "FlushAppends is not a single wire command"),
         (p.Append(W, 1, [b"e"]), "Append is not a single wire command"),
     ],
