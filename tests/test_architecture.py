@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "s3p_codec"
+from tests.import_support import PACKAGE, imported_names
+from tests.import_support import module_name as _module_name
+
 PROTOCOLS = ("s3p", "rustlog", "s2s", "pravega", "durable")
 FORBIDDEN = {
     "socket", "ssl", "selectors", "asyncio", "trio", "anyio", "threading", "multiprocessing",
@@ -22,31 +24,9 @@ FORBIDDEN = {
 }  # fmt: skip
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def _imports(path: Path) -> Iterator[tuple[int, str]]:
     """(line, absolute module name) of every import in ``path``, relative ones resolved."""
-    tree = ast.parse(path.read_text(), filename=str(path))
-    package = _module_name(path)
-    if path.name != "__init__.py":
-        package = package.rpartition(".")[0]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield node.lineno, alias.name
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            yield node.lineno, module
-            for alias in node.names:
-                yield node.lineno, f"{module}.{alias.name}"
+    return imported_names(_module_name(path), path.name == "__init__.py", path.read_text())
 
 
 def _sources(*folders: str) -> list[Path]:

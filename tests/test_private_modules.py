@@ -20,13 +20,13 @@ The source is parsed, not imported, so a module whose optional extra is missing 
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "s3p_codec"
+from tests.import_support import PACKAGE
+from tests.import_support import imported_names as _imports
+from tests.import_support import module_name as _module_name
 
 # Public submodules, each kept on purpose: importable by its dotted name and documented there.
 KEPT_PUBLIC = {
@@ -65,30 +65,6 @@ KEPT_PUBLIC = {
 # Packages whose modules are all still importable as public: their layout is reorganised on its
 # own, and they leave this list when it is. The import rule applies to them all the same.
 NOT_YET_SPLIT: dict[str, str] = {}
-
-
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _imports(module: str, is_package: bool, source: str) -> Iterator[tuple[int, str]]:
-    """(line, absolute dotted name) of every module and name ``source`` imports."""
-    package = module if is_package else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield node.lineno, alias.name
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            yield node.lineno, target
-            for alias in node.names:
-                yield node.lineno, f"{target}.{alias.name}"
 
 
 SOURCES = sorted(PACKAGE.rglob("*.py"))
