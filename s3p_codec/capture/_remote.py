@@ -192,12 +192,14 @@ def list_objects(pattern: str) -> list[tuple[str, int]]:
     try:
         if glob.has_magic(store.path):
             infos = _glob(store, store.path)
-        elif pattern.endswith("/") or _is_directory(store):
-            listing = store.fs.get_file_info(arrow_fs.FileSelector(store.path.rstrip("/")))
-            infos = [entry for entry in listing if entry.type == arrow_fs.FileType.File]
         else:
-            info = store.fs.get_file_info(store.path)
-            infos = [info] if info.type == arrow_fs.FileType.File else []
+            # One look at the path (a HEAD): an object is itself, a "directory" is listed.
+            info = None if pattern.endswith("/") else store.fs.get_file_info(store.path)
+            if info is None or info.type == arrow_fs.FileType.Directory:
+                listing = store.fs.get_file_info(arrow_fs.FileSelector(store.path.rstrip("/")))
+                infos = [entry for entry in listing if entry.type == arrow_fs.FileType.File]
+            else:
+                infos = [info] if info.type == arrow_fs.FileType.File else []
     except Exception as exc:
         raise RemoteInputError(pattern, _words(exc)) from None
     return [(store.url_of(info.path), int(info.mtime_ns or 0)) for info in infos]
@@ -235,12 +237,6 @@ def new_objects(
     merged = seen + candidates
     newest = max((mtime for mtime, _url in merged), default=0)
     return candidates, sorted(entry for entry in merged if entry[0] >= newest - late_ms)
-
-
-def _is_directory(store: _Store) -> bool:
-    from pyarrow import fs as arrow_fs  # noqa: PLC0415
-
-    return bool(store.fs.get_file_info(store.path).type == arrow_fs.FileType.Directory)
 
 
 def _glob(store: _Store, pattern: str) -> list[Any]:
