@@ -251,9 +251,10 @@ def _glob(store: _Store, pattern: str) -> list[Any]:
         return []  # a wildcard in the bucket's name: buckets are not listed
     base = "/".join(parts[:first])
     wanted = parts[first:]
-    listing = store.fs.get_file_info(
-        arrow_fs.FileSelector(base, recursive=len(wanted) > 1, allow_not_found=True)
-    )
+    try:
+        listing = store.fs.get_file_info(arrow_fs.FileSelector(base, recursive=len(wanted) > 1))
+    except FileNotFoundError:
+        return []  # no such "directory" in a bucket that is there (a missing bucket raises)
     found = []
     for entry in listing:
         if entry.type != arrow_fs.FileType.File:

@@ -133,3 +133,20 @@ def test_decode_follow_of_an_s3_glob_decodes_objects_as_they_appear(
     assert follow.returncode == 0, err
     assert len(files) > 3
     assert out == expected
+
+
+def test_decode_follow_of_a_glob_in_a_missing_bucket_is_one_line_not_a_wait(
+    s3: Any, s3_server: str, tmp_path: Path
+) -> None:
+    """A store that refuses the listing ends the follow at once with its words (a follow of a
+    missing bucket would otherwise poll for ever)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "s3p_codec", "decode", "--follow", "s3://no-such-bucket/cap*"],
+        env=child_environment(s3_server, tmp_path), capture_output=True, text=True,
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "s3p-codec: s3://no-such-bucket/cap*: AWS Error NO_SUCH_BUCKET during ListObjectsV2 "
+        "operation: The specified bucket does not exist"
+    ]
