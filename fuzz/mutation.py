@@ -15,6 +15,7 @@ module takes several minutes on one core. Results: docs/development.rst, "Mutati
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -115,6 +116,12 @@ def main(argv: list[str] | None = None) -> int:
         "for every mutant (repeatable; the results must say so). Give the same ones to a "
         "--rerun: mutmut forgets every result when the test arguments change",
     )
+    parser.add_argument(
+        "--profile",
+        default="ci",
+        help="hypothesis profile of the test runs (tests/conftest.py); 'mutation' draws 20 "
+        "examples per property test instead of 100, for packages whose tests are slow",
+    )
     args = parser.parse_args(argv)
     tests = args.tests or ["tests"]
     mutmut = Path(sys.executable).with_name("mutmut")
@@ -130,7 +137,13 @@ def main(argv: list[str] | None = None) -> int:
             for name, status in statuses(mutmut, workdir)
             if status in ("survived", "no tests", "not checked")
         ]
-    subprocess.run([str(mutmut), "run", "--max-children", "1", *names], cwd=workdir, check=False)
+    environment = {**os.environ, "HYPOTHESIS_PROFILE": args.profile}
+    subprocess.run(
+        [str(mutmut), "run", "--max-children", "1", *names],
+        cwd=workdir,
+        check=False,
+        env=environment,
+    )
     counts: dict[str, Counter[str]] = {}
     survivors: list[str] = []
     for name, status in statuses(mutmut, workdir):
