@@ -464,7 +464,18 @@ class Activity:
 
     @property
     def stalled_since(self) -> float | None:
-        """A connection whose reply is not taken counts as idle for shedding."""
+        """A connection whose reply is not taken counts as idle for shedding: since the last
+        sample that found the write waiting, if it still waits with no byte taken since.
+
+        The sample may be up to ``request_timeout`` old (the timer looks that rarely), and on
+        trio even a write the kernel takes at once waits across a checkpoint: a sample taken
+        then must not outlive that write, or a READ blocked since looks idle and is shed.
+        """
+        writer = self.writer
+        if writer is None or not writer.write_waiting:
+            return None
+        if writer.bytes_written != self._written_seen:
+            return None  # moved since the sample: progress
         return self.writing_since
 
     def _sample(self, now: float) -> None:

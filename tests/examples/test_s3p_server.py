@@ -346,20 +346,7 @@ def test_idle_connections_are_closed_and_the_cap_sheds_the_idlest(
         assert call(again, s3p.Create(fresh_name())) == s3p.Ok()
 
 
-@pytest.mark.parametrize(
-    "backend",
-    [
-        "asyncio",
-        pytest.param(
-            "trio",
-            marks=pytest.mark.xfail(
-                reason="known bug: on trio a connection blocked on a READ is sometimes taken "
-                "for idle at the cap and shed for the newcomer (about one run in three)",
-                strict=False,
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_at_the_cap_with_every_connection_busy_the_newcomer_is_closed(
     start_server: StartServer, backend: str
 ) -> None:
