@@ -90,6 +90,9 @@ __all__ = ["Connection"]
 _BLOCK_FRAMES = (AppendBlock, AppendBlockEnd, PartialEvent, Padding, EventCommand)
 # A dict lookup, not ``CommandType(code)``: an unknown code gives None instead of raising.
 _CODES = {int(member): member for member in CommandType}
+# AppendBlockEnd without its data: writer id, sizeOfWholeEvents, the data's length, numEvents,
+# lastEventNumber, requestId.
+_BLOCK_END_FIELDS = 16 + 4 + 4 + 4 + 8 + 8
 
 
 def compatible(hello: Hello) -> bool:
@@ -101,7 +104,9 @@ class Connection:
     """One end of a Pravega wire connection: ``send`` events, ``receive_data`` + ``next_event``.
 
     ``block_size`` is the client block writer's block size (0: one block per event); it is
-    lowered if a block of that size would not fit ``limits.max_frame``.
+    lowered if a block of that size would not fit ``limits.max_frame``, and so is the largest
+    event it sends (``limits.max_event_size``) if the ``AppendBlockEnd`` carrying the rest of
+    such an event, split at a block's end, would not fit.
     ``strict_strings`` picks strict (default) or lenient modified UTF-8: strict accepts only what
     Java's ``writeUTF`` writes, lenient what its ``readUTF`` reads.
     ``check_acks=False`` lets a client-role connection read acknowledgements of appends it did
@@ -123,10 +128,12 @@ class Connection:
         if block_size < 0:
             raise ValueError("block_size must not be negative")
         # A block (16-byte writer id + content + the final frame's header) must fit one frame,
-        # and so must an event sent in a block of its own size.
-        room = limits.max_frame - 16 - HEADER_SIZE
-        block_size = min(block_size, room - HEADER_SIZE)
-        max_event = min(limits.max_event_size, room - HEADER_SIZE)
+        # and so must an event sent in a block of its own size, and the AppendBlockEnd carrying
+        # the rest of an event split at a block's end: 44 bytes of fields, and all of the event's
+        # frame but at least its first byte, which went into the block.
+        block_size = min(block_size, limits.max_frame - 16 - HEADER_SIZE)
+        end_data = limits.max_frame - _BLOCK_END_FIELDS  # the most an AppendBlockEnd can carry
+        max_event = min(limits.max_event_size, end_data + 1 - HEADER_SIZE)
         self.strict_strings = strict_strings
         self._state = TRANSITIONS.initial
         self._buffer = ReceiveBuffer()
