@@ -12,7 +12,9 @@ the real protocol does it today:
   and ended with AppendBlockEnd(sizeOfWholeEvents = bytes written, empty data)". Only one block
   is open per connection; appends of other writers wait and go out as their own blocks when the
   open one ends (or when they pass 1 MiB / 500 events, which breaks the open block), exactly like
-  the real ``CommandEncoder``.
+  the real ``CommandEncoder``. One more bound the real encoder never meets (its frames may be
+  8 MiB): a writer's waiting events go out before an event that would make their block larger
+  than a frame may be (``max_block``), so every frame fits the connection's ``max_frame``.
 - The reader enforces every append-block rule: "AppendBlock is followed directly by
   AppendBlockEnd of the same writer; the writer did SetupAppend first; numEvents > 0;
   lastEventNumber never goes back; 0 <= sizeOfWholeEvents <= block content; the rest of the
@@ -41,7 +43,7 @@ from s3p_codec.pravega._events import (
     ErrorCode,
     SetupAppend,
 )
-from s3p_codec.pravega._wire import HEADER, HEADER_SIZE, encode, parse_events
+from s3p_codec.pravega._wire import HEADER, HEADER_SIZE, MAX_FRAME, encode, parse_events
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "BlockReader", "BlockWriter"]
 
@@ -108,11 +110,19 @@ class BlockWriter:
     """Frames the ``Append`` events of a client connection into append blocks.
 
     ``block_size`` 0 sends every event in a block of its own size (no PARTIAL_EVENT ever).
+    ``max_block`` is the most content (Event frames) a block of queued events may carry: the
+    largest frame payload less the 16-byte writer id.
     """
 
-    def __init__(self, block_size: int = DEFAULT_BLOCK_SIZE, max_event_size: int = 8 << 20):
+    def __init__(
+        self,
+        block_size: int = DEFAULT_BLOCK_SIZE,
+        max_event_size: int = 8 << 20,
+        max_block: int = MAX_FRAME - 16,
+    ):
         self.block_size = block_size
         self.max_event_size = max_event_size
+        self.max_block = max_block
         self._sessions: dict[uuid.UUID, _Session] = {}
         self._queued: dict[uuid.UUID, _Session] = {}  # sessions with pending events, in order
         self._owner: _Session | None = None
@@ -204,6 +214,16 @@ class BlockWriter:
     # -- internals, after ``CommandEncoder.encode`` ------------------------------------------
 
     def _one(self, session: _Session, number: int, frame: bytes, out: list[bytes]) -> None:
+        if (
+            session.pending
+            and self._owner is not session
+            and session.pending_bytes + len(frame) > self.max_block
+        ):
+            # Its waiting events and this one would not fit one frame: those go out first (the
+            # open block broken off, as at the 1 MiB bound), and this one starts a block.
+            self._break(out)
+            self._queued.pop(session.writer_id, None)
+            session.flush(out)
         was_free = session.event_count == 0
         session.last_event_number = number
         session.event_count += 1

@@ -142,7 +142,7 @@ class Connection:
         self._reply_gate = ReplyAfterError()
         self._receives = REQUESTS if role is Role.SERVER else REPLIES
         self._sends = REPLIES if role is Role.SERVER else REQUESTS
-        self._writer = BlockWriter(block_size, max_event)
+        self._writer = BlockWriter(block_size, max_event, limits.max_frame - 16)
         self._reader = BlockReader(limits.max_writers)
         self._acked: dict[uuid.UUID, int] = {}  # client: the last event number acknowledged
         # Client: the highest event number a writer may be acknowledged for besides what the

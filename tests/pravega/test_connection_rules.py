@@ -1,8 +1,8 @@
 """The rules of a Pravega connection, each at its edge and each refusal in its exact words.
 
 The frames the client's block writer sends fit ``Limits.max_frame`` exactly (the block, and the
-``AppendBlockEnd`` carrying the rest of a split event; a strict xfail marks the one known
-gap, another writer's queued events gathered into a larger block); every refusal of ``send``,
+``AppendBlockEnd`` carrying the rest of a split event; another writer's queued events go out
+in blocks that fit too); every refusal of ``send``,
 ``receive_data`` and ``next_event`` with its code and words; the owed reply after an
 incompatible ``Hello`` is that very ``Hello``; acknowledgement ceilings are only ever raised;
 ``strict_strings`` governs what is sent; an ``AppendBlock`` shorter than its writer id is refused
@@ -134,20 +134,28 @@ def test_every_split_of_the_largest_events_fits_and_is_read_with_the_same_limits
         assert got == sent
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BlockWriter gathers another writer's queued events into one block whatever "
-    "max_frame is (_appends.py knows only its 1 MiB / 500 events thresholds)",
-)
-def test_queued_events_of_another_writer_go_out_in_blocks_that_fit_max_frame() -> None:
+@pytest.mark.parametrize("sizes", [(10, 10, 10), (13, 1, 1, 13, 13), (13,) * 5, (0,) * 12])
+def test_queued_events_of_another_writer_go_out_in_blocks_that_fit_max_frame(
+    sizes: tuple[int, ...],
+) -> None:
     limits = p.Limits(max_frame=64)
     client = p.Connection(Role.CLIENT, limits)
     wire = client.send(p.SetupAppend(1, A, "seg")) + client.send(p.SetupAppend(2, B, "seg"))
     wire += client.send(p.Append(A, 0, (b"",)))  # opens a block: B's events wait
-    for number in range(3):
-        wire += client.send(p.Append(B, number, (b"x" * 10,)))
+    sent = [bytes([n + 1]) * size for n, size in enumerate(sizes)]
+    for number, data in enumerate(sent):
+        wire += client.send(p.Append(B, number, (data,)))
     wire += client.send(p.FlushAppends())
     assert max(size for _, size in headers(wire)) <= 64
+    server = p.Connection(Role.SERVER, limits)
+    server.receive_data(wire)
+    appends = [event for event in server.events() if isinstance(event, p.Append)]
+    got = [data for event in appends if event.writer_id == B for data in event.events]
+    assert got == sent
+    # Each block's AppendBlockEnd carries the number of its own last event.
+    numbers = [event.event_number for event in appends if event.writer_id == B]
+    assert numbers == sorted(numbers)
+    assert numbers[-1] == len(sent) - 1
 
 
 # --- refusals of send --------------------------------------------------------------------------
