@@ -228,8 +228,9 @@ class Connection:
             if type(event) is Heartbeat:
                 _proto.check_position(event.tail, "Heartbeat.tail")
                 return self._frame(_proto.encode_read_batch(ReadBatch((), event.tail)))
+        article = "an" if self._session.value[0] in "aeiou" else "a"
         raise self._local(
-            f"a {self._role.value} of a {self._session.value} session cannot send "
+            f"a {self._role.value} of {article} {self._session.value} session cannot send "
             f"{type(event).__name__}"
         )
 

@@ -102,6 +102,10 @@ def test_events_of_the_wrong_end_are_refused_naming_role_session_and_event() -> 
         lambda: s2s.Connection(Role.SERVER, READ).send(_input(1)),
         words="a server of a read session cannot send AppendInput",
     )
+    _local(
+        lambda: s2s.Connection(Role.CLIENT, APPEND).send(s2s.Heartbeat(POS(0, 0))),
+        words="a client of an append session cannot send Heartbeat",
+    )
 
 
 def test_a_terminal_is_sent_only_as_a_terminal_not_a_subclass() -> None:
