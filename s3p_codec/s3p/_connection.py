@@ -240,10 +240,8 @@ class Connection:
             return
         if not data:
             self._eof = True
-            return
-        if self._state is ConnectionState.OPEN:
-            self._buffer.feed(data)
-        # CLOSED/ERROR: bytes after an Error reply are discarded with the connection.
+        # Else CLOSED/ERROR (an OPEN connection's bytes were taken above): bytes after an Error
+        # reply are discarded with the connection.
 
     def next_event(self) -> Event | NeedData:
         """The next complete event, or ``NEED_DATA``.
