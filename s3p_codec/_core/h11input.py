@@ -67,7 +67,7 @@ class H11Feed:
         self.eof = False  # the peer closed: h11 gets the close once it had every byte
         self.eof_given = False
 
-    def receive(self, data: bytes) -> None:
+    def receive(self, data: bytes | bytearray | memoryview) -> None:
         """Queue received bytes (copied only if they are not ``bytes``: the caller may reuse
         its buffer)."""
         self.waiting.append(data if type(data) is bytes else bytes(data))
