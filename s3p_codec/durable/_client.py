@@ -57,9 +57,10 @@ class _ClientConnection(H11Input):
     """One client-side HTTP/1.1 connection speaking Durable Streams: what
     ``durable.Connection(Role.CLIENT, ...)`` runs (the package's Observer uses it directly).
 
-    ``host`` is the ``Host`` header value (``"127.0.0.1:4437"``). ``spans``, for a reader that
-    reports where each event lies in the server's bytes (a capture's ``Observer``), records the
-    stream range of every event (see ``durable.EventSpans``); without it nothing is measured.
+    ``host`` is the ``Host`` header value (``"127.0.0.1:4437"``; ValueError unless it is
+    printable ASCII without spaces). ``spans``, for a reader that reports where each event lies
+    in the server's bytes (a capture's ``Observer``), records the stream range of every event
+    (see ``durable.EventSpans``); without it nothing is measured.
     """
 
     _eof_code = ConnectionErrorCode.EOF
@@ -71,6 +72,10 @@ class _ClientConnection(H11Input):
         host: str = "localhost",
         spans: EventSpans | None = None,
     ) -> None:
+        # Every request carries it as its Host header (a URI authority: no spaces); anything
+        # else would make each ``send`` fail in h11 or in ASCII encoding.
+        if any(not "\x21" <= char <= "\x7e" for char in host):
+            raise ValueError(f"host must be printable ASCII without spaces, not {host!r}")
         self.limits = limits or Limits()
         self.host = host
         self._spans = spans
