@@ -245,7 +245,13 @@ class _ServerConnection(H11Input):
             self._state = TRANSITIONS.next(self._state, Trigger.SEND_FAILED)
             self._reply_gate.forgive()
             raise LocalProtocolError(str(exc), code=ConnectionErrorCode.HTTP) from None
-        self._finish_cycle(paid=self._reply_gate.pay(event))
+        paid = self._reply_gate.pay(event)
+        if answering is None and not paid:
+            # The refusal answered in the other error form (a SubscriptionError for the
+            # ErrorResponse owed, or the reverse): settled all the same.
+            self._reply_gate.forgive()
+            paid = True
+        self._finish_cycle(paid=paid)
         return out
 
     def _send_sse(self, event: SSEData | SSEControl | SSEEnd) -> bytes:

@@ -262,3 +262,69 @@ def test_a_response_with_connection_close_leaves_the_connection_closed() -> None
     assert conn.finished
     assert conn.request is None
     assert conn.request_line is None
+
+
+# -- a refusal answered in the other error form ----------------------------------------------
+# ``send`` lets an ErrorResponse or a SubscriptionError answer any refused request; either one
+# settles the reply owed. (It did not: the other form left the debt owed, so a second answer
+# went out with no request, ending in an internal ``IllegalTransition``, and a fatal error
+# answered with a SubscriptionError raised one after writing the reply.)
+
+
+def state_of(conn: durable.Connection) -> ConnectionState:
+    """The state, read afresh (mypy keeps a narrowed property otherwise)."""
+    return conn.state
+
+
+def assert_settled(conn: durable.Connection) -> None:
+    with pytest.raises(LocalProtocolError) as caught:
+        conn.send(ErrorResponse(ErrorCode.BAD_REQUEST))
+    assert caught.value.message == "no request is waiting for a response"
+
+
+def test_a_refusal_owing_an_error_response_is_settled_by_a_subscription_error() -> None:
+    conn = server()
+    error = refused(conn, b"PATCH /s HTTP/1.1\r\nHost: a\r\n\r\n")
+    assert isinstance(error.reply, ErrorResponse)
+    out = conn.send(durable.SubscriptionError(durable.SubscriptionErrorCode.INVALID_REQUEST))
+    assert out.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert conn.state is ConnectionState.IDLE
+    assert_settled(conn)
+    assert read(conn, b"GET /s HTTP/1.1\r\nHost: a\r\n\r\n") == durable.Read("/s")
+    conn.send(durable.Chunk(b"", OFFSET))
+    conn.receive_data(b"")
+    assert conn.next_event() is NEED_DATA
+    assert state_of(conn) is ConnectionState.CLOSED
+    assert conn.finished
+
+
+def test_a_refusal_owing_a_subscription_error_is_settled_by_an_error_response() -> None:
+    conn = server()
+    error = refused(
+        conn,
+        b"PUT /v1/stream/__ds/subscriptions/x HTTP/1.1\r\nHost: a\r\nContent-Length: 6\r\n\r\n"
+        b"[1, 2]",
+    )
+    assert isinstance(error.reply, durable.SubscriptionError)
+    out = conn.send(ErrorResponse(ErrorCode.BAD_REQUEST, "no"))
+    assert out.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert out.endswith(b"\r\n\r\nno")
+    assert conn.state is ConnectionState.IDLE
+    assert_settled(conn)
+    conn.receive_data(b"")
+    assert conn.next_event() is NEED_DATA
+    assert conn.finished
+
+
+def test_a_fatal_error_answered_with_a_subscription_error_ends_the_connection() -> None:
+    conn = server()
+    refused(conn, b"GARBAGE\r\n\r\n")
+    out = conn.send(durable.SubscriptionError(durable.SubscriptionErrorCode.INVALID_REQUEST))
+    assert out.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert b"connection: close\r\n" in out.lower()
+    assert conn.state is ConnectionState.ERROR
+    assert conn.finished
+    assert_settled(conn)
+    with pytest.raises(LocalProtocolError) as caught:
+        conn.next_event()
+    assert caught.value.message == "connection is in ERROR"
