@@ -152,6 +152,7 @@ class _ServerConnection(H11Input):
         return drain(self.next_event)
 
     def _begin(self, head: h11.Request) -> None:
+        self._head = head  # before any refusal: its reply answers this head (a HEAD's has no body)
         head_size = self._head_size()  # see ``H11Input``: measured however the bytes arrived
         if head_size > self.limits.max_header_size:
             self._fail(
@@ -168,7 +169,6 @@ class _ServerConnection(H11Input):
             self._fail(
                 "a request with both Content-Length and Transfer-Encoding", ErrorCode.BAD_REQUEST
             )
-        self._head = head
         self._body = bytearray()
         self._state = TRANSITIONS.next(self._state, Trigger.REQUEST_RECEIVED)
         for name, value in head.headers:

@@ -328,3 +328,48 @@ def test_a_fatal_error_answered_with_a_subscription_error_ends_the_connection() 
     with pytest.raises(LocalProtocolError) as caught:
         conn.next_event()
     assert caught.value.message == "connection is in ERROR"
+
+
+# -- a HEAD refused before its head was kept -------------------------------------------------
+# The refusals of ``_begin`` (head over the limit, both framings) came before the head was
+# kept: the reply to a HEAD was built with a body, which h11 refused ("Too much data for
+# declared Content-Length"), so the 400 or 431 owed could not be sent; ``request_line`` was None.
+
+
+def test_a_head_request_with_both_framings_gets_its_400_without_a_body() -> None:
+    conn = server()
+    data = b"HEAD /s HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+    error = refused(conn, data)
+    assert conn.request_line == (b"HEAD", b"/s")
+    assert isinstance(error.reply, ErrorResponse)
+    out = conn.send(error.reply)
+    assert out.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert out.endswith(b"\r\n\r\n")  # the head alone
+    assert b"connection: close\r\n" in out.lower()
+    assert conn.state is ConnectionState.ERROR
+    assert conn.finished
+
+
+def test_a_head_request_over_the_head_limit_gets_its_431_without_a_body() -> None:
+    conn = server(durable.Limits(max_header_size=100))
+    data = b"HEAD" + head_of(100)[3:]  # 101 bytes: complete, one over the limit
+    assert len(data) == 101
+    error = refused(conn, data)
+    assert error.code is ErrorCode.REQUEST_HEADER_FIELDS_TOO_LARGE
+    assert conn.request_line == (b"HEAD", b"/s")
+    assert isinstance(error.reply, ErrorResponse)
+    out = conn.send(error.reply)
+    assert out.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
+    assert out.endswith(b"\r\n\r\n")
+    assert conn.finished
+
+
+def test_a_get_refused_before_its_head_was_read_still_names_its_request_line() -> None:
+    conn = server()
+    data = b"GET /s HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+    error = refused(conn, data)
+    assert conn.request_line == (b"GET", b"/s")
+    assert isinstance(error.reply, ErrorResponse)
+    out = conn.send(error.reply)
+    assert out.endswith(b"\r\n\r\n" + error.message.encode())
+    assert conn.request_line is None  # until its answer is sent
