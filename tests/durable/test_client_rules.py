@@ -82,9 +82,11 @@ def test_a_host_no_request_could_carry_is_refused_when_the_connection_is_made(ho
         durable.Connection(Role.CLIENT, host=host)
 
 
-def test_any_printable_ascii_host_is_the_host_header() -> None:
-    wire = durable.Connection(Role.CLIENT, host="[::1]:80").send(durable.Head("/s"))
-    assert wire == b"HEAD /s HTTP/1.1\r\nhost: [::1]:80\r\n\r\n"
+@pytest.mark.parametrize("host", ["[::1]:80", "!", "~"])
+def test_any_printable_ascii_host_is_the_host_header(host: str) -> None:
+    # "!" and "~" are the edges of printable ASCII without the space.
+    wire = durable.Connection(Role.CLIENT, host=host).send(durable.Head("/s"))
+    assert wire == b"HEAD /s HTTP/1.1\r\nhost: " + host.encode() + b"\r\n\r\n"
 
 
 def awaited(conn: durable.Connection) -> durable.Request | None:
