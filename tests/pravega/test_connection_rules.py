@@ -158,6 +158,20 @@ def test_queued_events_of_another_writer_go_out_in_blocks_that_fit_max_frame(
     assert numbers[-1] == len(sent) - 1
 
 
+def test_queued_events_that_fill_a_frame_exactly_go_out_as_one_block() -> None:
+    limits = p.Limits(max_frame=64)
+    client = p.Connection(Role.CLIENT, limits)
+    wire = client.send(p.SetupAppend(1, A, "seg")) + client.send(p.SetupAppend(2, B, "seg"))
+    wire += client.send(p.Append(A, 0, (b"",)))  # opens a block: B's events wait
+    tail = len(wire)
+    for number in range(3):  # three Event frames of 16 bytes: 48, all a 64-byte frame holds
+        wire += client.send(p.Append(B, number, (b"e" * 8,)))
+    assert len(wire) == tail  # still waiting
+    wire += client.send(p.FlushAppends())
+    blocks = [size for code, size in headers(wire[tail:]) if code == p.CommandType.APPEND_BLOCK]
+    assert blocks == [64]
+
+
 # --- refusals of send --------------------------------------------------------------------------
 
 
