@@ -245,13 +245,11 @@ class _ServerConnection(H11Input):
             self._state = TRANSITIONS.next(self._state, Trigger.SEND_FAILED)
             self._reply_gate.forgive()
             raise LocalProtocolError(str(exc), code=ConnectionErrorCode.HTTP) from None
-        paid = self._reply_gate.pay(event)
-        if answering is None and not paid:
-            # The refusal answered in the other error form (a SubscriptionError for the
-            # ErrorResponse owed, or the reverse): settled all the same.
+        if answering is None:
+            # This answers the refusal, in either error form (a SubscriptionError for the
+            # ErrorResponse owed, or the reverse): the reply owed is settled.
             self._reply_gate.forgive()
-            paid = True
-        self._finish_cycle(paid=paid)
+        self._finish_cycle(paid=answering is None)
         return out
 
     def _send_sse(self, event: SSEData | SSEControl | SSEEnd) -> bytes:
