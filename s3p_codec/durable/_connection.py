@@ -31,7 +31,8 @@ class Connection:
     ``EventSpans`` measuring where each response event lies in the server's bytes) or
     ``Connection(Role.SERVER, limits)``. A client sends requests and yields responses and SSE
     events; a server yields requests and sends responses. Raises TypeError for ``spans`` with
-    the server role.
+    the server role, ValueError for a ``host`` no request can carry (anything but printable
+    ASCII without spaces).
     """
 
     __slots__ = ("_client", "_impl", "_server")
