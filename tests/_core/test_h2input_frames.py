@@ -27,26 +27,38 @@ from s3p_codec._core.h2input import (
     Http2ErrorCode,
     _Side,
 )
+from tests._core.h2_support import (
+    ACK,
+    AT,
+    C2S,
+    CONTINUATION,
+    DATA,
+    END_HEADERS,
+    END_STREAM,
+    GOAWAY,
+    HEADERS,
+    PADDED,
+    PING,
+    PRIORITY,
+    PRIORITY_FLAG,
+    PUSH_PROMISE,
+    RST_STREAM,
+    S2C,
+    SETTINGS,
+    SETTINGS_TYPE,
+    START,
+    WINDOW_UPDATE,
+)
+from tests._core.h2_support import frame as _frame
 
-C2S, S2C = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
-SETTINGS = bytes(3) + b"\x04\x00" + bytes(4)  # an empty SETTINGS frame
-START = PREFACE + SETTINGS
-AT = len(START)  # where the client's first frame after its SETTINGS begins
 PROTOCOL = Http2ErrorCode.PROTOCOL_ERROR
 FRAME_SIZE = Http2ErrorCode.FRAME_SIZE_ERROR
 CALM = Http2ErrorCode.ENHANCE_YOUR_CALM
-DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS_TYPE = 0x0, 0x1, 0x2, 0x3, 0x4
-PUSH_PROMISE, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = 0x5, 0x6, 0x7, 0x8, 0x9
-END_STREAM, ACK, END_HEADERS, PADDED, PRIORITY_FLAG = 0x1, 0x1, 0x4, 0x8, 0x20
 
 
 def _head(kind: int, flags: int, sid: int, length: int) -> bytes:
     """A 9-octet frame header."""
     return length.to_bytes(3, "big") + bytes([kind, flags]) + sid.to_bytes(4, "big")
-
-
-def _frame(kind: int, flags: int, sid: int, payload: bytes) -> bytes:
-    return _head(kind, flags, sid, len(payload)) + payload
 
 
 def _request(path: bytes = b"/follow") -> bytes:

@@ -30,21 +30,25 @@ from s3p_codec._core.h2input import (
     H2Stream,
     Http2ErrorCode,
 )
+from tests._core.h2_support import (
+    AT,
+    C2S,
+    DATA,
+    END_HEADERS,
+    END_STREAM,
+    HEADERS,
+    RST_STREAM,
+    S2C,
+    SETTINGS,
+    SETTINGS_TYPE,
+    START,
+)
+from tests._core.h2_support import frame as _frame
 
-C2S, S2C = Direction.CLIENT_TO_SERVER, Direction.SERVER_TO_CLIENT
-SETTINGS = bytes(3) + b"\x04\x00" + bytes(4)  # an empty SETTINGS frame
-START = PREFACE + SETTINGS
-AT = len(START)  # where the client's first frame after its SETTINGS begins
 PROTOCOL = Http2ErrorCode.PROTOCOL_ERROR
 FLOW_CONTROL = Http2ErrorCode.FLOW_CONTROL_ERROR
-DATA, HEADERS, RST_STREAM, SETTINGS_TYPE = 0x0, 0x1, 0x3, 0x4
-END_STREAM, END_HEADERS = 0x1, 0x4
 STATUS_200, STATUS_204 = b"\x88", b"\x89"  # :status from the HPACK static table
 MAX_WAIT = 4 * 1024 * 1024  # what a side holds back while the other side's SETTINGS may come
-
-
-def _frame(kind: int, flags: int, sid: int, payload: bytes) -> bytes:
-    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + sid.to_bytes(4, "big") + payload
 
 
 def _block(fields: list[tuple[bytes, bytes]]) -> bytes:
