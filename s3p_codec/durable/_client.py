@@ -15,11 +15,9 @@ A response that frames correctly but breaks the protocol (a success without
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
 
 import h11
 
-from s3p_codec._core.connection import drain
 from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
 from s3p_codec._core.h11input import H11Input
 from s3p_codec._core.lifecycle import ReplyAfterError, finished
@@ -223,10 +221,6 @@ class _ClientConnection(H11Input):
         if self._eof:
             self._state = TRANSITIONS.next(self._state, Trigger.PEER_CLOSED)
         return NEED_DATA
-
-    def events(self) -> Iterator[ClientEvent]:
-        """Every event the buffered bytes complete, until ``NEED_DATA``."""
-        return drain(self.next_event)
 
     # The hooks below handle one h11 event each; with ``spans`` they run measured.
 

@@ -12,12 +12,10 @@ Bodies are bounded by ``Limits.max_body_size``: a ``Content-Length`` over it is 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import NoReturn
 
 import h11
 
-from s3p_codec._core.connection import drain
 from s3p_codec._core.errors import LocalProtocolError, RemoteProtocolError
 from s3p_codec._core.h11input import H11Input
 from s3p_codec._core.lifecycle import ReplyAfterError, finished
@@ -146,10 +144,6 @@ class _ServerConnection(H11Input):
             elif isinstance(event, h11.ConnectionClosed):
                 self._state = TRANSITIONS.next(self._state, Trigger.PEER_CLOSED)
                 return NEED_DATA
-
-    def events(self) -> Iterator[Request]:
-        """Every request the buffered bytes complete, until ``NEED_DATA``."""
-        return drain(self.next_event)
 
     def _begin(self, head: h11.Request) -> None:
         self._head = head  # before any refusal: its reply answers this head (a HEAD's has no body)
