@@ -12,9 +12,14 @@ PUSH_PROMISE, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = 0x5, 0x6, 0x7, 0x8, 0x
 END_STREAM, ACK, END_HEADERS, PADDED, PRIORITY_FLAG = 0x1, 0x1, 0x4, 0x8, 0x20
 
 
+def head(kind: int, flags: int, sid: int, length: int) -> bytes:
+    """A frame's "9-octet header": 24-bit length, type, flags, stream id."""
+    return length.to_bytes(3, "big") + bytes([kind, flags]) + sid.to_bytes(4, "big")
+
+
 def frame(kind: int, flags: int, sid: int, payload: bytes) -> bytes:
-    """One frame: the "9-octet header" (24-bit length, type, flags, stream id), then payload."""
-    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + sid.to_bytes(4, "big") + payload
+    """One frame: its header, then the payload."""
+    return head(kind, flags, sid, len(payload)) + payload
 
 
 SETTINGS = frame(SETTINGS_TYPE, 0, 0, b"")  # an empty SETTINGS frame

@@ -50,15 +50,11 @@ from tests._core.h2_support import (
     WINDOW_UPDATE,
 )
 from tests._core.h2_support import frame as _frame
+from tests._core.h2_support import head as _head
 
 PROTOCOL = Http2ErrorCode.PROTOCOL_ERROR
 FRAME_SIZE = Http2ErrorCode.FRAME_SIZE_ERROR
 CALM = Http2ErrorCode.ENHANCE_YOUR_CALM
-
-
-def _head(kind: int, flags: int, sid: int, length: int) -> bytes:
-    """A 9-octet frame header."""
-    return length.to_bytes(3, "big") + bytes([kind, flags]) + sid.to_bytes(4, "big")
 
 
 def _request(path: bytes = b"/follow") -> bytes:
