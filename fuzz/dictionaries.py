@@ -76,6 +76,23 @@ def _durable() -> Iterable[bytes]:
     yield from (b"producer-id: ", b"producer-epoch: ", b"producer-seq: ", b"if-match: ")
     yield from (b"event: data\n", b"event: control\n", b"data: ", b"id: ", b"retry: ", b":\n")
     yield from (b'{"streamNextOffset":"', b'"streamCursor":"', b'"upToDate":true', b"\r\n\r\n")
+    # The reserved control API: routes, the bearer token, JSON keys and values, a signature.
+    yield from (b"/__ds/", b"subscriptions/", b"/streams", b"/claim", b"/ack", b"/callback")
+    yield from (b"/release", b"jwks.json", b"authorization: Bearer ", b"webhook-signature: ")
+    yield from (b"t=", b",kid=", b",ed25519=", b'"error":{"code":"', b'"ok":true', b"true")
+    for key in _CONTROL_KEYS:
+        yield b'"' + key + b'":'
+    yield from (b'"webhook"', b'"pull-wake"', b'"glob"', b'"explicit"', b'"wake"', b"0_0")
+
+
+_CONTROL_KEYS = (
+    b"type", b"pattern", b"streams", b"webhook", b"url", b"wake_stream", b"lease_ttl_ms",
+    b"description", b"id", b"path", b"link_type", b"acked_offset", b"tail_offset",
+    b"has_pending", b"signing", b"kid", b"jwks_url", b"alg", b"created_at", b"status",
+    b"worker", b"wake_id", b"generation", b"token", b"acks", b"stream", b"offset", b"done",
+    b"next_wake", b"keys", b"kty", b"crv", b"x", b"use", b"subscription_id", b"callback_url",
+    b"callback_token", b"ts", b"message", b"current_holder",
+)  # fmt: skip
 
 
 BUILDERS: dict[str, Callable[[], Iterable[bytes]]] = {

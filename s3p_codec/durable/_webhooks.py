@@ -75,7 +75,10 @@ class WebhookSignature:
                 code=HTTPStatus.BAD_REQUEST,
                 fatal=False,
             )
-        raw = _unb64url(match.group(3))
+        try:
+            raw = _unb64url(match.group(3))
+        except ValueError:  # binascii.Error: a length of 4n + 1 characters is no base64
+            raw = b""
         if len(raw) != 64 or _b64url(raw) != match.group(3):
             raise RemoteProtocolError(
                 "Webhook-Signature: an Ed25519 signature is 64 bytes, unpadded base64url",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from http import HTTPStatus
 
 import attrs
 import pytest
@@ -328,6 +329,32 @@ def test_signature_header_parses_and_formats() -> None:
 def test_malformed_signature_headers_are_typed_errors(header: str) -> None:
     with pytest.raises(RemoteProtocolError):
         durable.WebhookSignature.parse(header)
+
+
+@pytest.mark.parametrize("length", [1, 5, 85, 149])
+def test_a_signature_of_4n_plus_1_characters_is_refused_in_words(length: int) -> None:
+    """No base64 text is 4n + 1 characters long: the decoder's own ``binascii.Error`` escaped
+    ``parse`` and ``verify_webhook`` (found by the Durable Streams fuzz harness)."""
+    header = "t=1,kid=k,ed25519=" + "A" * length
+    with pytest.raises(RemoteProtocolError, match="64 bytes, unpadded base64url") as caught:
+        durable.WebhookSignature.parse(header)
+    assert caught.value.code == HTTPStatus.BAD_REQUEST
+    assert not caught.value.fatal
+    jwks = durable.Jwks((durable.public_jwk(Ed25519PrivateKey.generate()),))
+    with pytest.raises(RemoteProtocolError, match="64 bytes, unpadded base64url"):
+        durable.verify_webhook(header, b"{}", jwks, now=1)
+
+
+def test_a_delivery_whose_signature_is_4n_plus_1_characters_is_a_400_in_words() -> None:
+    server = durable.Connection(Role.SERVER)
+    server.receive_data(
+        b"POST /hook HTTP/1.1\r\nhost: x\r\nwebhook-signature: t=1,kid=a,ed25519=AAAAA\r\n"
+        b"content-length: 2\r\n\r\n{}"
+    )
+    with pytest.raises(RemoteProtocolError, match="64 bytes, unpadded base64url") as caught:
+        server.next_event()
+    assert caught.value.code == HTTPStatus.BAD_REQUEST
+    assert not caught.value.fatal
 
 
 def test_verification_refuses_tampering_unknown_keys_and_replays() -> None:
