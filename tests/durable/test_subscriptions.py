@@ -345,6 +345,26 @@ def test_a_signature_of_4n_plus_1_characters_is_refused_in_words(length: int) ->
         durable.verify_webhook(header, b"{}", jwks, now=1)
 
 
+@given(
+    st.from_regex(
+        r"t=[0-9]{1,17},kid=[A-Za-z0-9_]{1,9},ed25519=[A-Za-z0-9_=-]{0,100}", fullmatch=True
+    )
+    | st.text(max_size=120)
+)
+def test_any_signature_header_is_a_signature_or_a_typed_refusal(header: str) -> None:
+    try:
+        signature = durable.WebhookSignature.parse(header)
+    except RemoteProtocolError as exc:
+        refusal: RemoteProtocolError | None = exc
+    else:
+        refusal = None
+    if refusal is not None:
+        assert (refusal.code, refusal.fatal) == (HTTPStatus.BAD_REQUEST, False)
+        return
+    assert durable.WebhookSignature.parse(signature.format()) == signature
+    assert len(signature.signature) == 64
+
+
 def test_a_delivery_whose_signature_is_4n_plus_1_characters_is_a_400_in_words() -> None:
     server = durable.Connection(Role.SERVER)
     server.receive_data(
