@@ -83,6 +83,7 @@ def _durable() -> Iterable[bytes]:
     for key in _CONTROL_KEYS:
         yield b'"' + key + b'":'
     yield from (b'"webhook"', b'"pull-wake"', b'"glob"', b'"explicit"', b'"wake"', b"0_0")
+    yield from (b'"https://', b'"http://localhost', b"127.0.0.1", b"[::1]", b"@", b":443")
 
 
 _CONTROL_KEYS = (
