@@ -130,9 +130,10 @@ def verify_webhook(
     *,
     window: int = REPLAY_WINDOW_SECONDS,
 ) -> WebhookSignature:
-    """The verified signature of a received webhook; a non-fatal ``RemoteProtocolError`` (401)
-    when the header is malformed, its ``kid`` unknown, its time outside ``window`` seconds of
-    ``now`` or the signature wrong. Verify the raw body bytes, before parsing them."""
+    """The verified signature of a received webhook; a non-fatal ``RemoteProtocolError``: 400
+    when the header is malformed (``WebhookSignature.parse``'s), 401 when its ``kid`` is
+    unknown, its time outside ``window`` seconds of ``now`` or the signature wrong. Verify the
+    raw body bytes, before parsing them."""
     _need_cryptography("verify_webhook")
     from cryptography.exceptions import InvalidSignature  # noqa: PLC0415 - optional extra
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415

@@ -341,8 +341,9 @@ def test_a_signature_of_4n_plus_1_characters_is_refused_in_words(length: int) ->
     assert caught.value.code == HTTPStatus.BAD_REQUEST
     assert not caught.value.fatal
     jwks = durable.Jwks((durable.public_jwk(Ed25519PrivateKey.generate()),))
-    with pytest.raises(RemoteProtocolError, match="64 bytes, unpadded base64url"):
+    with pytest.raises(RemoteProtocolError, match="64 bytes, unpadded base64url") as caught:
         durable.verify_webhook(header, b"{}", jwks, now=1)
+    assert caught.value.code == HTTPStatus.BAD_REQUEST  # malformed, not unauthorized
 
 
 @given(
